@@ -1,0 +1,25 @@
+# Quick start: `make demo` (whole pipeline on the synthetic testbed) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SNAKEMAKE := $(VENV)/bin/snakemake
+CORES ?= 2
+
+.PHONY: venv demo test test-fast dry-run clean-demo
+
+venv:
+	@bash scripts/bootstrap.sh
+
+demo: venv
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) all
+
+test: venv
+	$(PY) -m pytest -q
+
+test-fast: venv
+	$(PY) -m pytest -q -m "not slow and not slurm"
+
+dry-run: venv
+	$(SNAKEMAKE) -n --profile profiles/slurm all
+
+clean-demo:
+	rm -rf results/demo

@@ -1,0 +1,25 @@
+"""Errors for bad input: each names the file, the line and what was expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """Malformed input data. ``line`` is 1-based; None when the problem is the whole file."""
+
+    def __init__(self, path: str | Path, line: int | None, expected: str, got: str | None = None):
+        self.path = str(path)
+        self.line = line
+        self.expected = expected
+        self.got = got
+        where = f"{self.path}:{line}" if line is not None else self.path
+        msg = f"{where}: expected {expected}"
+        if got is not None:
+            shown = got if len(got) <= 80 else got[:77] + "..."
+            msg += f", got {shown!r}"
+        super().__init__(msg)
+
+
+class ConfigError(ValueError):
+    """Invalid configuration (raised before any job runs)."""
