@@ -1,0 +1,20 @@
+# Wu, Conneau et al. 2020, "Emerging Cross-lingual Structure in Pretrained Language Models":
+# corpus -> BPE -> code-switching -> MLM pretraining -> zero-shot fine-tuning -> Table 1 / Figures.
+# Paper scale: `snakemake --profile slurm all`; demo: `make demo` (config/demo.yaml).
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/testbed.smk"
+include: "workflow/rules/download.smk"
+
+
+rule all:
+    input:
+        all_targets(),

@@ -1,0 +1,391 @@
+"""A real one-machine SLURM cluster (Debian's slurm-wlm + munge) started by hand in a temp dir.
+
+Used by the SLURM tests and CI: it needs root and no systemd. Everything it writes (config, state,
+spool, logs, munge key and socket, pid files) lives under one directory, the daemons listen on free
+ports, and `stop()` ends only the daemons whose pid files it wrote, so two harnesses (or a site
+SLURM) on the same machine do not interfere. Lessons baked in (issue 6): munge's run dir does not
+exist without systemd, no cgroups (proctrack/linuxproc, task/none), no accounting (the executor
+plugin must then use `squeue`, and MinJobAge must stay above its status-check threshold), node line
+taken from `slurmd -C`.
+
+CLI: python -m xling.cluster.local_slurm {start,stop,status} DIR   (start prints `export SLURM_CONF=...`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xling.errors import InputError
+
+# Binaries the harness needs, and the Debian packages that provide them.
+REQUIRED_BINARIES = {
+    "slurmctld": "slurmctld",
+    "slurmd": "slurmd",
+    "sbatch": "slurm-client",
+    "squeue": "slurm-client",
+    "scontrol": "slurm-client",
+    "munged": "munge",
+}
+APT_PACKAGES = ("slurm-wlm", "munge")
+MUNGE_USER = "munge"
+# Kept well above 3 x slurm-init-seconds-before-status-checks (the plugin's squeue threshold) so
+# finished jobs stay visible to `squeue --states=all` long enough for Snakemake to see their state.
+MIN_JOB_AGE_S = 600
+
+
+class SlurmHarnessError(RuntimeError):
+    """The local SLURM could not be installed, configured or started (message says which step)."""
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Pure helpers (tested without root)
+
+
+def parse_node_line(text: str, source: str = "slurmd -C") -> dict[str, str]:
+    """Parse the `NodeName=... CPUs=... RealMemory=...` line printed by `slurmd -C`."""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("NodeName="):
+            fields = dict(tok.split("=", 1) for tok in line.split() if "=" in tok)
+            for key in ("NodeName", "CPUs", "RealMemory"):
+                if key not in fields:
+                    raise InputError(source, lineno, f"a {key}= field in the node line", line)
+            return fields
+    raise InputError(source, None, "a line starting with 'NodeName='", text.strip()[:80] or "(empty)")
+
+
+def node_definition(node: dict[str, str], gpus: int = 0, mem_reserve_mb: int = 512) -> str:
+    """The slurm.conf NodeName line: the hardware `slurmd -C` saw, minus a little memory for the OS.
+
+    ``gpus`` > 0 declares count-only GPU GRES (no device files) so `--gpus=N` requests are
+    scheduled and accounted on a machine without GPUs, which exercises the profile's GPU mapping."""
+    keys = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
+    parts = [f"NodeName={node['NodeName']}"]
+    parts += [f"{k}={node[k]}" for k in keys if k in node]
+    mem = max(256, int(node["RealMemory"]) - mem_reserve_mb)
+    parts.append(f"RealMemory={mem}")
+    if gpus > 0:
+        parts.append(f"Gres=gpu:{gpus}")
+    parts.append("State=UNKNOWN")
+    return " ".join(parts)
+
+
+def slurm_conf_text(
+    *,
+    cluster_name: str,
+    control_host: str,
+    node_line: str,
+    node_name: str,
+    ctld_port: int,
+    slurmd_port: int,
+    root: Path,
+    munge_socket: Path,
+    gpus: int = 0,
+    partition: str = "debug",
+    def_mem_per_cpu: int = 500,
+) -> str:
+    """slurm.conf for a single-node cluster whose every path lives under ``root``."""
+    lines = [
+        f"ClusterName={cluster_name}",
+        f"SlurmctldHost={control_host}",
+        f"SlurmctldPort={ctld_port}",
+        f"SlurmdPort={slurmd_port}",
+        "SlurmUser=root",
+        "SlurmdUser=root",
+        "AuthType=auth/munge",
+        "CredType=cred/munge",
+        f"AuthInfo=socket={munge_socket}",
+        # No systemd/cgroups on CI machines: track processes through /proc, no task binding.
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core_Memory",
+        f"DefMemPerCPU={def_mem_per_cpu}",
+        "AccountingStorageType=accounting_storage/none",
+        "JobAcctGatherType=jobacct_gather/none",
+        "JobCompType=jobcomp/none",
+        "MpiDefault=none",
+        "SchedulerType=sched/backfill",
+        "SwitchType=switch/none",
+        "ReturnToService=2",
+        f"MinJobAge={MIN_JOB_AGE_S}",
+        # Fast turnaround for tests: prompt kills and requeues.
+        "KillWait=2",
+        "InactiveLimit=0",
+        "SchedulerParameters=sched_interval=2",
+        f"StateSaveLocation={root / 'state'}",
+        f"SlurmdSpoolDir={root / 'spool'}",
+        f"SlurmctldPidFile={root / 'run' / 'slurmctld.pid'}",
+        f"SlurmdPidFile={root / 'run' / 'slurmd.pid'}",
+        f"SlurmctldLogFile={root / 'log' / 'slurmctld.log'}",
+        f"SlurmdLogFile={root / 'log' / 'slurmd.log'}",
+        "SlurmctldDebug=info",
+        "SlurmdDebug=info",
+    ]
+    if gpus > 0:
+        lines.append("GresTypes=gpu")
+    lines.append(node_line)
+    lines.append(f"PartitionName={partition} Nodes={node_name} Default=YES MaxTime=INFINITE State=UP")
+    return "\n".join(lines) + "\n"
+
+
+def gres_conf_text(node_name: str, gpus: int) -> str:
+    # Count-only GPUs: no File= so slurmd does not look for /dev/nvidia*.
+    return f"NodeName={node_name} Name=gpu Count={gpus}\n" if gpus > 0 else ""
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0): treat it as gone.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    if not re.fullmatch(r"\d+", text):
+        raise InputError(path, 1, "a process id", text)
+    return int(text)
+
+
+# --------------------------------------------------------------------------------------------
+# The harness
+
+
+@dataclass
+class LocalSlurm:
+    """One-node SLURM under ``root``. ``gpus``: count-only GPU GRES to declare on the node."""
+
+    root: Path
+    gpus: int = 0
+    partition: str = "debug"
+    cluster_name: str = "xlingtest"
+    log: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.root = Path(self.root).resolve()
+        self.conf = self.root / "etc" / "slurm.conf"
+        self.munge_dir = self.root / "munge"
+        self.munge_socket = self.munge_dir / "munge.socket"
+        self.munge_pidfile = self.munge_dir / "munged.pid"
+        self.ctld_pidfile = self.root / "run" / "slurmctld.pid"
+        self.slurmd_pidfile = self.root / "run" / "slurmd.pid"
+
+    # -- environment -------------------------------------------------------------------------
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment for SLURM clients (sbatch, squeue, snakemake) talking to this cluster."""
+        env = dict(os.environ)
+        env["SLURM_CONF"] = str(self.conf)
+        return env
+
+    def _run(self, cmd: list[str], check: bool = True, **kw) -> subprocess.CompletedProcess:
+        kw.setdefault("env", self.env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+        self.log.append(f"$ {' '.join(cmd)} -> {proc.returncode}\n{proc.stdout}{proc.stderr}")
+        if check and proc.returncode != 0:
+            raise SlurmHarnessError(
+                f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
+            )
+        return proc
+
+    # -- install -----------------------------------------------------------------------------
+    @staticmethod
+    def missing_binaries() -> list[str]:
+        return [b for b in REQUIRED_BINARIES if shutil.which(b) is None]
+
+    def install(self) -> None:
+        """apt-get install slurm-wlm and munge when a binary is missing (idempotent)."""
+        if not self.missing_binaries():
+            return
+        if not is_root():
+            raise SlurmHarnessError("installing slurm-wlm/munge needs root")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *APT_PACKAGES]
+        if subprocess.run(install, capture_output=True, env=env).returncode != 0:
+            # Package lists may be missing on a fresh machine: update once, then retry.
+            self._run(["apt-get", "update", "-qq"], env=env)
+            self._run(install, env=env)
+        if self.missing_binaries():
+            raise SlurmHarnessError(f"still missing after install: {self.missing_binaries()}")
+
+    # -- configure ---------------------------------------------------------------------------
+    def configure(self) -> None:
+        for sub in ("etc", "state", "spool", "log", "run"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        node = parse_node_line(self._run(["slurmd", "-C"]).stdout)
+        name = node["NodeName"]
+        text = slurm_conf_text(
+            cluster_name=self.cluster_name,
+            control_host=name,
+            node_line=node_definition(node, self.gpus),
+            node_name=name,
+            ctld_port=free_port(),
+            slurmd_port=free_port(),
+            root=self.root,
+            munge_socket=self.munge_socket,
+            gpus=self.gpus,
+            partition=self.partition,
+        )
+        self.conf.write_text(text)
+        gres = gres_conf_text(name, self.gpus)
+        if gres:
+            (self.conf.parent / "gres.conf").write_text(gres)
+        # Empty cgroup.conf keeps slurmd from probing cgroup mounts it will not use.
+        (self.conf.parent / "cgroup.conf").write_text("")
+        self.node_name = name
+
+    # -- start/stop --------------------------------------------------------------------------
+    def _start_munge(self) -> None:
+        uid = pwd.getpwnam(MUNGE_USER)
+        self.munge_dir.mkdir(parents=True, exist_ok=True)
+        key = self.munge_dir / "munge.key"
+        if not key.exists():
+            key.write_bytes(os.urandom(1024))
+        for p in (self.munge_dir, key):
+            os.chown(p, uid.pw_uid, uid.pw_gid)
+        os.chmod(self.munge_dir, 0o700)
+        os.chmod(key, 0o600)
+        # munged refuses to run as root and wants its dirs owned by its user; --force accepts the
+        # temp dir's world-writable ancestors (/tmp).
+        self._run(
+            [
+                "runuser", "-u", MUNGE_USER, "--", "munged", "--force",
+                f"--socket={self.munge_socket}",
+                f"--key-file={key}",
+                f"--pid-file={self.munge_pidfile}",
+                f"--log-file={self.munge_dir / 'munged.log'}",
+                f"--seed-file={self.munge_dir / 'munged.seed'}",
+            ]
+        )
+        self._wait(lambda: self.munge_socket.exists(), 10, "munged socket")
+        # slurmd (root) and clients must reach the socket inside the munge-owned dir.
+        os.chmod(self.munge_dir, 0o755)
+
+    def start(self, timeout_s: float = 60) -> None:
+        """Install if needed, configure, start munged, slurmctld and slurmd; wait for `idle`."""
+        if not is_root():
+            raise SlurmHarnessError("starting a local SLURM needs root")
+        self.install()
+        self.configure()
+        self._start_munge()
+        # -c: clear saved state (fresh cluster); daemons daemonise and write their pid files.
+        self._run(["slurmctld", "-c", "-f", str(self.conf)])
+        self._wait(lambda: read_pid(self.ctld_pidfile) is not None, 15, "slurmctld pid file")
+        self._run(["slurmd", "-f", str(self.conf), "-N", self.node_name])
+        self._wait(lambda: read_pid(self.slurmd_pidfile) is not None, 15, "slurmd pid file")
+        self._wait(self.is_idle, timeout_s, "node state idle")
+
+    def node_state(self) -> str:
+        proc = self._run(["sinfo", "-h", "-N", "-o", "%T"], check=False)
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    def is_idle(self) -> bool:
+        return self.node_state() == "idle"
+
+    def _wait(self, cond, timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if cond():
+                return
+            time.sleep(0.25)
+        raise SlurmHarnessError(f"timed out after {timeout_s:.0f}s waiting for {what}; {self.diagnostics()}")
+
+    def stop(self) -> None:
+        """Stop the daemons this harness started (by their pid files only), newest first."""
+        for pidfile in (self.slurmd_pidfile, self.ctld_pidfile, self.munge_pidfile):
+            pid = read_pid(pidfile)
+            if pid is None or not pid_alive(pid):
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if pid_alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def running(self) -> dict[str, int | None]:
+        out = {}
+        for name, pf in (("munged", self.munge_pidfile), ("slurmctld", self.ctld_pidfile), ("slurmd", self.slurmd_pidfile)):
+            pid = read_pid(pf)
+            out[name] = pid if pid is not None and pid_alive(pid) else None
+        return out
+
+    def diagnostics(self) -> str:
+        tails = []
+        for f in (self.root / "log" / "slurmctld.log", self.root / "log" / "slurmd.log", self.munge_dir / "munged.log"):
+            if f.exists():
+                tails.append(f"--- {f.name}:\n" + "\n".join(f.read_text(errors="replace").splitlines()[-15:]))
+        return "daemons " + str(self.running()) + "\n" + "\n".join(tails)
+
+    def __enter__(self) -> "LocalSlurm":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("action", choices=["start", "stop", "status"])
+    ap.add_argument("dir", type=Path, help="directory holding the cluster's config, state and logs")
+    ap.add_argument("--gpus", type=int, default=0, help="count-only GPU GRES to declare (default 0)")
+    args = ap.parse_args(argv)
+    cluster = LocalSlurm(args.dir, gpus=args.gpus)
+    if args.action == "start":
+        try:
+            cluster.start()
+        except SlurmHarnessError as e:
+            cluster.stop()
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        print(f"export SLURM_CONF={cluster.conf}")
+    elif args.action == "stop":
+        cluster.stop()
+    else:
+        print(cluster.diagnostics())
+        return 0 if all(cluster.running().values()) else 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

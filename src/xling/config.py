@@ -1,0 +1,160 @@
+"""Loading, validating and querying the pipeline configuration.
+
+The config is data (config/config.yaml, overridden by e.g. config/demo.yaml); this module turns
+schema violations into one-line messages that name the key and the allowed values, and offers the
+few derived views the rules need (grid cells, pair languages, job lists).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import jsonschema
+import yaml
+
+from xling.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def load_yaml(path: str | Path) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def merge(base: dict, override: dict) -> dict:
+    """Recursive mapping merge, lists replaced whole: what Snakemake does with --configfile."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load(*paths: str | Path) -> dict:
+    """Load and merge config files left to right, then validate."""
+    cfg: dict = {}
+    for p in paths:
+        cfg = merge(cfg, load_yaml(p))
+    validate(cfg)
+    return cfg
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return ".".join(parts) if parts else "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    key = _key_path(error)
+    if error.validator == "enum":
+        allowed = ", ".join(repr(v) for v in error.validator_value)
+        return f"config key '{key}': {error.instance!r} is not allowed; allowed values: {allowed}"
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed))
+        msg = f"config key '{key}': unknown key(s) {', '.join(map(repr, unknown))}"
+        if allowed:
+            msg += f"; allowed keys: {', '.join(allowed)}"
+        return msg
+    if error.validator == "required":
+        return f"config key '{key}': {error.message}"
+    if error.validator == "type":
+        return (f"config key '{key}': {error.instance!r} has the wrong type; "
+                f"expected {error.validator_value}")
+    return f"config key '{key}': {error.message}"
+
+
+def schema() -> dict:
+    return load_yaml(SCHEMA)
+
+
+def validate(cfg: dict) -> None:
+    """Raise ConfigError listing every schema violation (key path + what is allowed), then
+    check the cross-references a schema cannot express."""
+    validator = jsonschema.Draft7Validator(schema())
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(_describe(e) for e in errors))
+    problems = list(_cross_check(cfg))
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+
+
+def _cross_check(cfg: dict) -> Iterable[str]:
+    langs = cfg["languages"]
+    if cfg["source_language"] not in langs:
+        yield f"config key 'source_language': {cfg['source_language']!r} is not in languages ({', '.join(langs)})"
+    for pair in cfg["pairs"]:
+        for lang in pair.split("-"):
+            if lang not in langs:
+                yield f"config key 'pairs': language {lang!r} of pair {pair!r} is not in languages ({', '.join(langs)})"
+        if pair.split("-")[0] != cfg["source_language"]:
+            yield f"config key 'pairs': pair {pair!r} must start with the source language {cfg['source_language']!r}"
+    for lang in cfg["monolingual"]["languages"]:
+        if lang not in langs:
+            yield f"config key 'monolingual.languages': {lang!r} is not in languages ({', '.join(langs)})"
+    n_layers = cfg["model"]["layers"]
+    for name, s in cfg["settings"].items():
+        if s["separate"]["layers"] >= n_layers:
+            yield (f"config key 'settings.{name}.separate.layers': {s['separate']['layers']} separate "
+                   f"layers leaves no shared layer of model.layers={n_layers}")
+    if cfg["model"]["dim"] % cfg["model"]["heads"]:
+        yield f"config key 'model.heads': {cfg['model']['heads']} does not divide model.dim={cfg['model']['dim']}"
+    if "default" not in cfg["settings"]:
+        yield "config key 'settings': a 'default' row is required (Table 1's Delta is relative to it)"
+
+
+# --------------------------------------------------------------------------------------------
+# Derived views
+
+
+def pair_langs(pair: str) -> tuple[str, str]:
+    src, tgt = pair.split("-")
+    return src, tgt
+
+
+def target_languages(cfg: dict) -> list[str]:
+    return [pair_langs(p)[1] for p in cfg["pairs"]]
+
+
+def grid_cells(task_cfg: dict) -> list[dict[str, Any]]:
+    """All hyperparameter combinations of a task's grid, in a stable order."""
+    grid = task_cfg["grid"]
+    keys = list(grid)
+    return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
+
+
+def hp_id(cell: dict[str, Any]) -> str:
+    """A short readable id for a grid cell, usable as a path component: bs8_elr2.5e-06_clr2.5e-05."""
+    abbrev = {"batch_size": "bs", "lr": "lr", "encoder_lr": "elr", "classifier_lr": "clr"}
+    return "_".join(f"{abbrev.get(k, k)}{v:g}" if isinstance(v, float) else f"{abbrev.get(k, k)}{v}"
+                    for k, v in cell.items())
+
+
+def cell_from_id(task_cfg: dict, ident: str) -> dict[str, Any]:
+    for cell in grid_cells(task_cfg):
+        if hp_id(cell) == ident:
+            return cell
+    raise ConfigError(f"no grid cell {ident!r} in {[hp_id(c) for c in grid_cells(task_cfg)]}")
+
+
+def monolingual_models(cfg: dict) -> list[str]:
+    """Section 5's monolingual models: one per language plus en_prime (English, another seed)."""
+    models = list(cfg["monolingual"]["languages"])
+    if cfg["source_language"] in models:
+        models.append(f"{cfg['source_language']}_prime")
+    return models
+
+
+def digest(obj: Any) -> str:
+    """Stable short hash of a JSON-able value (used to rerun a job when its parameters change)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:12]

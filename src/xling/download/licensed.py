@@ -1,0 +1,81 @@
+"""Licensed corpora (CoNLL-2003, Levow 2006) cannot be downloaded: the user supplies a directory.
+
+The Snakefile calls :func:`missing_licensed` at planning time and stops with these messages, so a
+run never starts work it cannot finish.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from xling.errors import ConfigError
+
+# NER dataset name (config finetune.ner.datasets) -> licensed corpora it needs. Levow's English
+# side is CoNLL-2003 (paper 3.2: "For English-Chinese, we use CoNLL 2003 English and ... Levow").
+DATASET_LICENSED: dict[str, tuple[str, ...]] = {
+    "wikiann": (),
+    "levow": ("levow_zh", "conll2003_en"),
+    "conll2003": ("conll2003_en",),
+}
+
+
+def needed_licensed(config: Mapping) -> dict[str, list[str]]:
+    """Licensed corpus id -> reasons it is needed (one per pair/task), from the run's config."""
+    finetune = config.get("finetune", {})
+    if "ner" not in finetune.get("tasks", []):
+        return {}
+    datasets = finetune.get("ner", {}).get("datasets", {})
+    needed: dict[str, list[str]] = {}
+    for pair in config.get("pairs", []):
+        src, tgt = pair.split("-", 1)
+        dataset = datasets.get(tgt, "wikiann")
+        if dataset not in DATASET_LICENSED:
+            raise ConfigError(f"finetune.ner.datasets.{tgt}: unknown NER dataset {dataset!r}")
+        for corpus in DATASET_LICENSED[dataset]:
+            needed.setdefault(corpus, []).append(f"NER for pair {pair} uses {dataset}")
+    return needed
+
+
+def licensed_problems(licensed: Mapping, needed: Mapping[str, Iterable[str]]) -> list[str]:
+    """One message per needed corpus that is not usable: what is missing, where to get it, where to put it."""
+    problems = []
+    for corpus, reasons in needed.items():
+        why = "; ".join(reasons) or "needed"
+        entry = licensed.get(corpus)
+        if entry is None:
+            problems.append(f"licensed corpus {corpus!r} is needed ({why}) but the config has no licensed.{corpus} entry")
+            continue
+        how = entry.get("how", "")
+        files = list(entry.get("files", []))
+        path = entry.get("path")
+        if not path:
+            problems.append(
+                f"licensed corpus {corpus!r} is needed ({why}) but licensed.{corpus}.path is not set. "
+                f"{how} Then set licensed.{corpus}.path to that directory (needs: {', '.join(files)})."
+            )
+            continue
+        d = Path(path)
+        if not d.is_dir():
+            problems.append(
+                f"licensed corpus {corpus!r} ({why}): licensed.{corpus}.path = {d} is not a directory. {how}"
+            )
+            continue
+        missing = [f for f in files if not (d / f).is_file()]
+        if missing:
+            problems.append(
+                f"licensed corpus {corpus!r} ({why}): {d} lacks {', '.join(missing)}. {how}"
+            )
+    return problems
+
+
+def missing_licensed(config: Mapping) -> list[str]:
+    """Messages for every licensed corpus the config's pairs/tasks need but that is not in place."""
+    return licensed_problems(config.get("licensed", {}), needed_licensed(config))
+
+
+def require_licensed(config: Mapping) -> None:
+    """Raise :class:`ConfigError` listing every missing licensed corpus (planning-time check)."""
+    problems = missing_licensed(config)
+    if problems:
+        raise ConfigError("missing licensed corpora:\n- " + "\n- ".join(problems))

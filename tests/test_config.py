@@ -1,0 +1,84 @@
+"""The config schema stops typos and wrong types before any job, naming the key and allowed values."""
+
+import copy
+
+import pytest
+
+from xling import config as xcfg
+from xling.errors import ConfigError
+
+PAPER = xcfg.load_yaml(xcfg.REPO / "config" / "config.yaml")
+DEMO = xcfg.load_yaml(xcfg.REPO / "config" / "demo.yaml")
+
+
+def broken(mutate):
+    cfg = copy.deepcopy(PAPER)
+    mutate(cfg)
+    with pytest.raises(ConfigError) as info:
+        xcfg.validate(cfg)
+    return str(info.value)
+
+
+def test_paper_and_demo_configs_validate():
+    xcfg.validate(PAPER)
+    merged = xcfg.merge(PAPER, DEMO)
+    xcfg.validate(merged)
+    assert merged["run_name"] == "demo"
+    # demo overrides merge into the paper rows instead of replacing them
+    assert merged["settings"]["sep_l1_6"]["separate"] == {"embeddings": False, "layers": 6}
+    assert merged["settings"]["sep_l1_6"]["merges"] == DEMO["settings"]["sep_l1_6"]["merges"]
+
+
+def test_paper_config_has_the_ten_table1_rows():
+    labels = [s["label"] for s in PAPER["settings"].values()]
+    assert labels == ["Default", "Wiki-CC", "No anchors", "Default anchors", "Extra anchors", "Sep Emb",
+                      "Sep L1-3", "Sep L1-6", "Sep Emb + L1-3", "Sep Emb + L1-6"]
+    assert PAPER["pairs"] == ["en-fr", "en-ru", "en-zh"]
+
+
+def test_typo_in_enum_names_key_and_allowed_values():
+    msg = broken(lambda c: c["settings"]["default"].update(bpe="jiont"))
+    assert "settings.default.bpe" in msg
+    assert "'jiont'" in msg and "'joint'" in msg and "'per_language_prefixed'" in msg
+
+
+def test_unknown_key_is_reported_with_allowed_keys():
+    msg = broken(lambda c: c["model"].update(layer=8))
+    assert "'model'" in msg and "'layer'" in msg and "layers" in msg
+
+
+def test_wrong_type():
+    msg = broken(lambda c: c["pretrain"].update(lr="fast"))
+    assert "pretrain.lr" in msg
+
+
+def test_missing_required_key():
+    msg = broken(lambda c: c["model"].pop("heads"))
+    assert "'heads' is a required property" in msg
+
+
+def test_cross_checks():
+    assert "ja" in broken(lambda c: c["pairs"].append("en-ja"))
+    assert "no shared layer" in broken(lambda c: c["settings"]["sep_l1_6"]["separate"].update(layers=8))
+    assert "does not divide" in broken(lambda c: c["model"].update(heads=7))
+
+
+def test_every_error_is_listed():
+    def two(c):
+        c["model"]["dim"] = "big"
+        c["finetune"]["tasks"] = ["xnli", "pos"]
+    msg = broken(two)
+    assert "model.dim" in msg and "finetune.tasks.1" in msg
+
+
+def test_grid_cells_and_ids():
+    cells = xcfg.grid_cells(PAPER["finetune"]["xnli"])
+    assert len(cells) == 2 * 3 * 3
+    ids = [xcfg.hp_id(c) for c in cells]
+    assert len(set(ids)) == len(ids)
+    assert xcfg.cell_from_id(PAPER["finetune"]["xnli"], ids[5]) == cells[5]
+    assert len(xcfg.grid_cells(PAPER["finetune"]["ner"])) == 6
+
+
+def test_monolingual_models_add_en_prime():
+    assert xcfg.monolingual_models(PAPER) == ["en", "fr", "de", "ru", "zh", "en_prime"]

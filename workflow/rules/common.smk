@@ -1,0 +1,77 @@
+# Shared by every stage: config validation, paths, resources, and the target lists of `all`.
+
+import sys
+from pathlib import Path
+
+# The package lives in src/; importing it from there keeps the workflow runnable from a checkout
+# even where only Snakemake is installed (e.g. the main process of a conda-per-rule run).
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+from xling import config as xcfg  # noqa: E402
+from xling.errors import ConfigError  # noqa: E402
+
+try:
+    xcfg.validate(config)
+except ConfigError as err:
+    raise WorkflowError(str(err)) from None
+
+R = f"results/{config['run_name']}"
+LOGS = f"logs/{config['run_name']}"
+SRC = config["source_language"]
+PAIRS = list(config["pairs"])
+SETTINGS = list(config["settings"])
+TASKS = list(config["finetune"]["tasks"])
+TARGETS = xcfg.target_languages(config)
+MONO = xcfg.monolingual_models(config)
+USE_TESTBED = "testbed" in config
+
+
+wildcard_constraints:
+    setting="|".join(SETTINGS),
+    pair="|".join(PAIRS),
+    lang="[a-z]{2,3}",
+    task="|".join(TASKS),
+    resource="[a-z0-9_]+",
+    mono="|".join(MONO),
+    domain="wiki|cc",
+
+
+def res(family):
+    """Snakemake resources of a rule family, named as snakemake-executor-plugin-slurm reads them
+    (`gpu`, `cpus_per_task`, `mem_mb`, `runtime`, `slurm_partition`, `slurm_account`,
+    `slurm_extra`); locally, `gpu` is a pool the local profile caps at the machine's GPU count."""
+    r = config["rule_resources"][family]
+    out = {"mem_mb": r["mem_mb"], "runtime": r["runtime"], "cpus_per_task": r["cpus"], "gpu": r["gpus"]}
+    cluster = config.get("cluster", {})
+    if r["gpus"] and cluster.get("gpu_model"):
+        out["gpu_model"] = cluster["gpu_model"]
+    for key in ("slurm_partition", "slurm_account"):
+        if cluster.get(key):
+            out[key] = cluster[key]
+    if r.get("slurm_extra"):
+        out["slurm_extra"] = r["slurm_extra"]
+    if r.get("nodes"):
+        out["nodes"] = r["nodes"]
+    return out
+
+
+def threads_of(family):
+    return config["rule_resources"][family]["cpus"]
+
+
+def pair_langs(pair):
+    return xcfg.pair_langs(pair)
+
+
+def setting(name):
+    return config["settings"][name]
+
+
+def all_targets():
+    """Everything `all` builds; grows stage by stage."""
+    return [downloaded(rid) for rid in config["downloads"] if needed_download(rid)]
+
+
+def needed_download(rid):
+    """Resources the configured run uses (the paper list also has Section 5 extras)."""
+    return True
