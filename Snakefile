@@ -13,6 +13,7 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/testbed.smk"
 include: "workflow/rules/download.smk"
+include: "workflow/rules/taskdata.smk"
 
 
 rule all:

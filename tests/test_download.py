@@ -10,6 +10,7 @@ import os
 import socket
 import tarfile
 import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -40,6 +41,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         srv = self.server
         srv.requests.append((self.path, dict(self.headers)))
+        if srv.stall > 0:
+            stall, srv.stall = srv.stall, 0
+            time.sleep(stall)  # longer than the client's timeout: a hung server
         if srv.fail_503 > 0:
             srv.fail_503 -= 1
             self.send_response(503)
@@ -56,6 +60,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         rng = self.headers.get("Range")
         if rng and not srv.ignore_range:
             start = int(rng.split("=")[1].split("-")[0])
+            if start >= len(body):
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(body)}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
         else:
@@ -78,7 +88,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 def server():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     srv.files, srv.requests = {}, []
-    srv.fail_503, srv.cut_after, srv.ignore_range = 0, None, False
+    srv.fail_503, srv.cut_after, srv.ignore_range, srv.stall = 0, None, False, 0
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     srv.url = f"http://127.0.0.1:{srv.server_address[1]}"
@@ -128,6 +138,14 @@ def test_leftover_part_is_resumed_by_a_new_job(server, tmp_path):
     assert server.requests[0][1]["Range"] == "bytes=12345-"
 
 
+def test_complete_leftover_part_gets_416_and_is_kept(server, tmp_path):
+    body = _payload(4000)
+    server.files["/f.bin"] = body
+    (tmp_path / "f.bin.part").write_bytes(body)  # the job died after the last byte, before the rename
+    assert fetch(server.url + "/f.bin", tmp_path / "f.bin", sha256=_sha(body), backoff=NO_WAIT) == _sha(body)
+    assert (tmp_path / "f.bin").read_bytes() == body and len(server.requests) == 1
+
+
 def test_server_ignoring_range_restarts_from_zero(server, tmp_path):
     body = _payload()
     server.files["/f.bin"] = body
@@ -156,6 +174,14 @@ def test_retries_after_503(server, tmp_path):
     dest = tmp_path / "f.bin"
     fetch(server.url + "/f.bin", dest, retries=2, backoff=NO_WAIT)
     assert dest.read_bytes() == body and len(server.requests) == 3
+
+
+def test_timeout_is_retried(server, tmp_path):
+    body = _payload(1000)
+    server.files["/f.bin"] = body
+    server.stall = 1.5
+    fetch(server.url + "/f.bin", tmp_path / "f.bin", timeout=0.5, retries=1, backoff=NO_WAIT)
+    assert (tmp_path / "f.bin").read_bytes() == body and len(server.requests) == 2
 
 
 def test_gives_up_after_retries_and_on_404(server, tmp_path):
@@ -343,3 +369,12 @@ def test_licensed_messages_say_what_where_how(tmp_path):
     for f in ("train.txt", "test.txt"):
         (lev / f).write_text("x")
     assert missing_licensed(_config(tmp_path, str(conll), str(lev))) == []
+
+
+def test_licensed_paths_the_workflow_generates_are_not_checked(tmp_path):
+    testbed = tmp_path / "results/demo/testbed"
+    cfg = _config(tmp_path, str(testbed / "mirror/licensed/conll2003"), str(testbed / "mirror/licensed/levow"))
+    assert len(missing_licensed(cfg)) == 2  # not there yet
+    assert missing_licensed(cfg, generated_under=testbed) == []
+    cfg["licensed"]["levow_zh"]["path"] = None  # an unset path is still an error
+    assert len(missing_licensed(cfg, generated_under=testbed)) == 1

@@ -50,8 +50,10 @@ for _rid, _res in config["downloads"].items():
                 directory(f"{R}/downloads/{_rid}/extracted"),
             log:
                 f"{LOGS}/download/{_rid}.extract.log",
+            params:
+                action="extract",
             threads: 1
             resources:
                 **res("download"),
             script:
-                "../scripts/extract.py"
+                "../scripts/download.py"

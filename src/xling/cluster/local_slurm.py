@@ -21,6 +21,8 @@ import re
 import shutil
 import signal
 import socket
+import stat
+import tempfile
 import subprocess
 import sys
 import time
@@ -40,6 +42,12 @@ REQUIRED_BINARIES = {
 }
 APT_PACKAGES = ("slurm-wlm", "munge")
 MUNGE_USER = "munge"
+# Inside a job the SLURM plugin's jobstep strips every SLURM_* variable (SLURM_CONF included)
+# before its nested `srun`, so clients there find the config only at a default place. They look
+# at SLURM_CONF, then /etc/slurm/slurm.conf, then this file (slurmd's configless cache): the
+# harness links it to its own slurm.conf while running, leaving /etc alone.
+SITE_CONF = Path("/etc/slurm/slurm.conf")
+CONFIGLESS_LINK = Path("/run/slurm/conf/slurm.conf")
 # Kept well above 3 x slurm-init-seconds-before-status-checks (the plugin's squeue threshold) so
 # finished jobs stay visible to `squeue --states=all` long enough for Snakemake to see their state.
 MIN_JOB_AGE_S = 600
@@ -72,7 +80,7 @@ def parse_node_line(text: str, source: str = "slurmd -C") -> dict[str, str]:
 def node_definition(node: dict[str, str], gpus: int = 0, mem_reserve_mb: int = 512) -> str:
     """The slurm.conf NodeName line: the hardware `slurmd -C` saw, minus a little memory for the OS.
 
-    ``gpus`` > 0 declares count-only GPU GRES (no device files) so `--gpus=N` requests are
+    ``gpus`` > 0 declares fake GPU GRES (null-device files) so `--gpus=N` requests are
     scheduled and accounted on a machine without GPUs, which exercises the profile's GPU mapping."""
     keys = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
     parts = [f"NodeName={node['NodeName']}"]
@@ -144,9 +152,10 @@ def slurm_conf_text(
     return "\n".join(lines) + "\n"
 
 
-def gres_conf_text(node_name: str, gpus: int) -> str:
-    # Count-only GPUs: no File= so slurmd does not look for /dev/nvidia*.
-    return f"NodeName={node_name} Name=gpu Count={gpus}\n" if gpus > 0 else ""
+def gres_conf_text(node_name: str, gpu_files: list[Path]) -> str:
+    # slurmd ignores count-only gpu GRES (reports 0 and the node drains): each GPU needs a
+    # device file; the harness points them at null-device nodes it creates.
+    return "".join(f"NodeName={node_name} Name=gpu File={f}\n" for f in gpu_files)
 
 
 def free_port() -> int:
@@ -164,8 +173,8 @@ def pid_alive(pid: int) -> bool:
         return True
     # A zombie child still answers kill(0): treat it as gone.
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+        fields = Path(f"/proc/{pid}/stat").read_text()
+        return fields.rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, IndexError):
         return False
 
@@ -186,7 +195,8 @@ def read_pid(path: Path) -> int | None:
 
 @dataclass
 class LocalSlurm:
-    """One-node SLURM under ``root``. ``gpus``: count-only GPU GRES to declare on the node."""
+    """One-node SLURM under ``root``. ``gpus``: fake GPU GRES to declare on the node, so jobs that
+    request GPUs are scheduled (and their GPU count checked) on a machine without GPUs."""
 
     root: Path
     gpus: int = 0
@@ -197,11 +207,26 @@ class LocalSlurm:
     def __post_init__(self):
         self.root = Path(self.root).resolve()
         self.conf = self.root / "etc" / "slurm.conf"
-        self.munge_dir = self.root / "munge"
-        self.munge_socket = self.munge_dir / "munge.socket"
-        self.munge_pidfile = self.munge_dir / "munged.pid"
+        # munged runs as the munge user, which cannot enter private temp dirs (pytest's are 0700):
+        # its files go to a directory of its own under /tmp, recorded here so stop() finds it.
+        self.munge_dir_record = self.root / "munge_dir"
         self.ctld_pidfile = self.root / "run" / "slurmctld.pid"
         self.slurmd_pidfile = self.root / "run" / "slurmd.pid"
+
+    @property
+    def munge_dir(self) -> Path:
+        if not self.munge_dir_record.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.munge_dir_record.write_text(tempfile.mkdtemp(prefix="xling-munge-") + "\n")
+        return Path(self.munge_dir_record.read_text().strip())
+
+    @property
+    def munge_socket(self) -> Path:
+        return self.munge_dir / "munge.socket"
+
+    @property
+    def munge_pidfile(self) -> Path:
+        return self.munge_dir / "munged.pid"
 
     # -- environment -------------------------------------------------------------------------
     @property
@@ -260,9 +285,14 @@ class LocalSlurm:
             partition=self.partition,
         )
         self.conf.write_text(text)
-        gres = gres_conf_text(name, self.gpus)
-        if gres:
-            (self.conf.parent / "gres.conf").write_text(gres)
+        gpu_files = [self.root / "dev" / f"fakegpu{i}" for i in range(self.gpus)]
+        if gpu_files:
+            gpu_files[0].parent.mkdir(exist_ok=True)
+            for f in gpu_files:
+                if not f.exists():
+                    # Character device with /dev/null's numbers: harmless if anything opens it.
+                    os.mknod(f, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+            (self.conf.parent / "gres.conf").write_text(gres_conf_text(name, gpu_files))
         # Empty cgroup.conf keeps slurmd from probing cgroup mounts it will not use.
         (self.conf.parent / "cgroup.conf").write_text("")
         self.node_name = name
@@ -299,6 +329,7 @@ class LocalSlurm:
         if not is_root():
             raise SlurmHarnessError("starting a local SLURM needs root")
         self.install()
+        self._claim_default_conf()
         self.configure()
         self._start_munge()
         # -c: clear saved state (fresh cluster); daemons daemonise and write their pid files.
@@ -307,6 +338,25 @@ class LocalSlurm:
         self._run(["slurmd", "-f", str(self.conf), "-N", self.node_name])
         self._wait(lambda: read_pid(self.slurmd_pidfile) is not None, 15, "slurmd pid file")
         self._wait(self.is_idle, timeout_s, "node state idle")
+
+    def _claim_default_conf(self) -> None:
+        if SITE_CONF.exists():
+            raise SlurmHarnessError(
+                f"{SITE_CONF} exists (a site SLURM?): jobs' nested srun would read it instead of "
+                "the test cluster's config; run the SLURM tests on a machine without one"
+            )
+        if CONFIGLESS_LINK.is_symlink() or CONFIGLESS_LINK.exists():
+            target = Path(os.readlink(CONFIGLESS_LINK)) if CONFIGLESS_LINK.is_symlink() else None
+            other = LocalSlurm(target.parent.parent) if target is not None else None
+            if target != self.conf and (other is None or other.running()["slurmctld"] is not None):
+                raise SlurmHarnessError(f"{CONFIGLESS_LINK} is in use ({target or 'a file'}): another SLURM runs here")
+            CONFIGLESS_LINK.unlink()
+        CONFIGLESS_LINK.parent.mkdir(parents=True, exist_ok=True)
+        CONFIGLESS_LINK.symlink_to(self.conf)
+
+    def _release_default_conf(self) -> None:
+        if CONFIGLESS_LINK.is_symlink() and Path(os.readlink(CONFIGLESS_LINK)) == self.conf:
+            CONFIGLESS_LINK.unlink()
 
     def node_state(self) -> str:
         proc = self._run(["sinfo", "-h", "-N", "-o", "%T"], check=False)
@@ -325,7 +375,8 @@ class LocalSlurm:
 
     def stop(self) -> None:
         """Stop the daemons this harness started (by their pid files only), newest first."""
-        for pidfile in (self.slurmd_pidfile, self.ctld_pidfile, self.munge_pidfile):
+        munge_pid = [self.munge_pidfile] if self.munge_dir_record.exists() else []
+        for pidfile in (self.slurmd_pidfile, self.ctld_pidfile, *munge_pid):
             pid = read_pid(pidfile)
             if pid is None or not pid_alive(pid):
                 continue
@@ -337,17 +388,25 @@ class LocalSlurm:
             if pid_alive(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+        self._release_default_conf()
+        if self.munge_dir_record.exists() and not (self.munge_pidfile.exists() and pid_alive(read_pid(self.munge_pidfile) or 0)):
+            shutil.rmtree(self.munge_dir, ignore_errors=True)
+            self.munge_dir_record.unlink()
 
     def running(self) -> dict[str, int | None]:
         out = {}
-        for name, pf in (("munged", self.munge_pidfile), ("slurmctld", self.ctld_pidfile), ("slurmd", self.slurmd_pidfile)):
-            pid = read_pid(pf)
+        munge_pid = self.munge_pidfile if self.munge_dir_record.exists() else None
+        for name, pf in (("munged", munge_pid), ("slurmctld", self.ctld_pidfile), ("slurmd", self.slurmd_pidfile)):
+            pid = read_pid(pf) if pf is not None else None
             out[name] = pid if pid is not None and pid_alive(pid) else None
         return out
 
     def diagnostics(self) -> str:
         tails = []
-        for f in (self.root / "log" / "slurmctld.log", self.root / "log" / "slurmd.log", self.munge_dir / "munged.log"):
+        logs = [self.root / "log" / "slurmctld.log", self.root / "log" / "slurmd.log"]
+        if self.munge_dir_record.exists():
+            logs.append(self.munge_dir / "munged.log")
+        for f in logs:
             if f.exists():
                 tails.append(f"--- {f.name}:\n" + "\n".join(f.read_text(errors="replace").splitlines()[-15:]))
         return "daemons " + str(self.running()) + "\n" + "\n".join(tails)
@@ -368,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("action", choices=["start", "stop", "status"])
     ap.add_argument("dir", type=Path, help="directory holding the cluster's config, state and logs")
-    ap.add_argument("--gpus", type=int, default=0, help="count-only GPU GRES to declare (default 0)")
+    ap.add_argument("--gpus", type=int, default=0, help="fake GPU GRES to declare (default 0)")
     args = ap.parse_args(argv)
     cluster = LocalSlurm(args.dir, gpus=args.gpus)
     if args.action == "start":

@@ -2,7 +2,7 @@
 and check that licensed corpora the run needs are present."""
 
 from xling.download.extract import UnsafeArchiveError, safe_extract
-from xling.download.fetch import DownloadError, fetch, mirror_path
+from xling.download.fetch import DownloadError, fetch, mirror_path, url_basename
 from xling.download.licensed import licensed_problems, missing_licensed
 
 __all__ = [
@@ -13,4 +13,5 @@ __all__ = [
     "mirror_path",
     "missing_licensed",
     "safe_extract",
+    "url_basename",
 ]

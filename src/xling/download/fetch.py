@@ -60,6 +60,15 @@ def mirror_path(url: str, mirror: Path) -> Path:
     return Path(mirror) / parts.netloc / rel
 
 
+def url_basename(url: str) -> str:
+    """File name a URL is stored under in ``R/downloads/<resource_id>/`` (last path component,
+    query string dropped: ``.../panx_dataset.tar?dl=1`` -> ``panx_dataset.tar``)."""
+    name = urllib.parse.unquote(urllib.parse.urlsplit(url).path).rstrip("/").rsplit("/", 1)[-1]
+    if not name or name in (".", ".."):
+        raise DownloadError(f"{url!r} has no file name in its path")
+    return name
+
+
 def _progress(total: int | None, initial: int, name: str):
     """A tqdm bar on interactive terminals; None (no output) in batch jobs and tests."""
     if not sys.stderr.isatty():

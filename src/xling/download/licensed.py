@@ -37,8 +37,24 @@ def needed_licensed(config: Mapping) -> dict[str, list[str]]:
     return needed
 
 
-def licensed_problems(licensed: Mapping, needed: Mapping[str, Iterable[str]]) -> list[str]:
-    """One message per needed corpus that is not usable: what is missing, where to get it, where to put it."""
+def _under(path: Path, root: Path | None) -> bool:
+    if root is None:
+        return False
+    try:
+        path.resolve().relative_to(Path(root).resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def licensed_problems(
+    licensed: Mapping, needed: Mapping[str, Iterable[str]], generated_under: str | Path | None = None
+) -> list[str]:
+    """One message per needed corpus that is not usable: what is missing, where to get it, where to put it.
+
+    ``generated_under``: a directory the workflow itself fills (the demo's testbed); a corpus path
+    inside it is not checked on disk at planning time, since it does not exist yet."""
+    root = None if generated_under is None else Path(generated_under)
     problems = []
     for corpus, reasons in needed.items():
         why = "; ".join(reasons) or "needed"
@@ -56,6 +72,8 @@ def licensed_problems(licensed: Mapping, needed: Mapping[str, Iterable[str]]) ->
             )
             continue
         d = Path(path)
+        if _under(d, root):
+            continue
         if not d.is_dir():
             problems.append(
                 f"licensed corpus {corpus!r} ({why}): licensed.{corpus}.path = {d} is not a directory. {how}"
@@ -69,13 +87,13 @@ def licensed_problems(licensed: Mapping, needed: Mapping[str, Iterable[str]]) ->
     return problems
 
 
-def missing_licensed(config: Mapping) -> list[str]:
+def missing_licensed(config: Mapping, generated_under: str | Path | None = None) -> list[str]:
     """Messages for every licensed corpus the config's pairs/tasks need but that is not in place."""
-    return licensed_problems(config.get("licensed", {}), needed_licensed(config))
+    return licensed_problems(config.get("licensed", {}), needed_licensed(config), generated_under)
 
 
-def require_licensed(config: Mapping) -> None:
+def require_licensed(config: Mapping, generated_under: str | Path | None = None) -> None:
     """Raise :class:`ConfigError` listing every missing licensed corpus (planning-time check)."""
-    problems = missing_licensed(config)
+    problems = missing_licensed(config, generated_under)
     if problems:
         raise ConfigError("missing licensed corpora:\n- " + "\n- ".join(problems))

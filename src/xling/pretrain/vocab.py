@@ -47,7 +47,9 @@ def replacement_weights(dictionary, mask_idx: int, language_vocab: np.ndarray | 
     tokens when ``language_vocab`` is given."""
     ok = maskable_tokens(dictionary, mask_idx)
     if language_vocab is not None:
-        ok &= language_vocab[: len(ok)] if len(language_vocab) >= len(ok) else np.pad(language_vocab, (0, len(ok) - len(language_vocab)))
+        if len(language_vocab) != len(ok):
+            raise ValueError(f"language vocabulary has {len(language_vocab)} entries, dictionary {len(ok)}")
+        ok &= language_vocab
     if not ok.any():
         raise ValueError("no token left to draw random replacements from")
     return ok / ok.sum()

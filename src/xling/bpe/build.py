@@ -1,0 +1,62 @@
+"""One BPE directory (`R/bpe/<setting>/<pair>/` or `R/bpe/mono/<lang>/`) from tokenised text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xling.bpe.anchors import write_anchors
+from xling.bpe.apply import apply_file, load_codes
+from xling.bpe.learn import count_words, learn_codes_from_counts
+from xling.bpe.manifest import (MODES, SPLITS, bpe_name, check_prefixes_unambiguous, codes_name,
+                                write_manifest)
+
+
+def build_bpe(
+    out_dir: Path,
+    mode: str,
+    merges: int,
+    texts: dict[str, dict[str, Path]],
+    workers: int = 1,
+    min_frequency: int = 2,
+) -> dict:
+    """Learn codes, segment every split of every language, write `bpe.json` (+ `anchors.json`
+    for two languages).
+
+    texts: lang -> split ("train", "valid", "test") -> tokenised text file. Codes are learnt on
+    the train files only (for Extra anchors those are the code-switched ones).
+    joint: one set of `merges` merges on all languages' train text together.
+    per_language: `merges` merges per language, each language segmented with its own codes.
+    per_language_prefixed: as per_language, then every subword written `<lang>_<subword>`.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown BPE mode {mode!r}; expected one of {MODES}")
+    out_dir = Path(out_dir)
+    languages = list(texts)
+    for lang in languages:
+        missing = [s for s in SPLITS if s not in texts[lang]]
+        if missing:
+            raise ValueError(f"no {missing} text given for {lang}")
+    if mode == "per_language_prefixed":
+        check_prefixes_unambiguous(languages)
+
+    learnt = {}
+    if mode == "joint":
+        counts = count_words([texts[lang]["train"] for lang in languages], workers)
+        n = learn_codes_from_counts(counts, out_dir / "codes.joint", merges, min_frequency)
+        learnt = {lang: n for lang in languages}
+    else:
+        for lang in languages:
+            counts = count_words([texts[lang]["train"]], workers)
+            learnt[lang] = learn_codes_from_counts(counts, out_dir / codes_name(mode, lang), merges, min_frequency)
+
+    for lang in languages:
+        bpe = load_codes(out_dir / codes_name(mode, lang))
+        prefix = lang if mode == "per_language_prefixed" else None
+        for split in SPLITS:
+            apply_file(bpe, texts[lang][split], out_dir / bpe_name(lang, split), prefix, workers)
+
+    manifest = write_manifest(out_dir, mode, merges, languages, merges_learnt=learnt,
+                              min_frequency=min_frequency)
+    if len(languages) == 2:
+        manifest["anchors"] = write_anchors(out_dir, languages)
+    return manifest

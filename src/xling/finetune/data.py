@@ -1,0 +1,84 @@
+"""Readers of the normalised task files (docs/ARCHITECTURE.md, ``R/tasks/...``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from xling.errors import InputError
+from xling.metrics.parsing import read_conllu_words
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+@dataclass
+class NliExample:
+    premise: str
+    hypothesis: str
+    label: str
+
+
+@dataclass
+class TaggedSentence:
+    words: list[str]
+    tags: list[str]
+
+
+@dataclass
+class Tree:
+    words: list[str]
+    heads: list[int]  # 0 = root
+    deprels: list[str]  # universal part
+
+
+def read_nli(path: str | Path) -> list[NliExample]:
+    path = Path(path)
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\r\n")
+        if header != "premise\thypothesis\tlabel":
+            raise InputError(path, 1, "header 'premise<TAB>hypothesis<TAB>label'", header)
+        for lineno, line in enumerate(fh, 2):
+            line = line.rstrip("\r\n")
+            if not line:
+                continue
+            cols = line.split("\t")
+            if len(cols) != 3:
+                raise InputError(path, lineno, "3 tab-separated columns", line)
+            if cols[2] not in NLI_LABELS:
+                raise InputError(path, lineno, "label in " + "|".join(NLI_LABELS), cols[2])
+            out.append(NliExample(*cols))
+    if not out:
+        raise InputError(path, None, "at least one example")
+    return out
+
+
+def read_bio(path: str | Path) -> list[TaggedSentence]:
+    path = Path(path)
+    out, words, tags = [], [], []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                if words:
+                    out.append(TaggedSentence(words, tags))
+                    words, tags = [], []
+                continue
+            cols = line.split("\t")
+            tag = cols[-1] if len(cols) == 2 else None
+            if tag is None or not cols[0] or not (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)):
+                raise InputError(path, lineno, "'word<TAB>TAG' with TAG in O, B-X, I-X", line)
+            words.append(cols[0])
+            tags.append(tag)
+    if words:
+        out.append(TaggedSentence(words, tags))
+    if not out:
+        raise InputError(path, None, "at least one sentence")
+    return out
+
+
+def read_trees(path: str | Path) -> list[Tree]:
+    sents = read_conllu_words(path)
+    if not sents:
+        raise InputError(path, None, "at least one sentence")
+    return [Tree([w.form for w in s], [w.head for w in s], [w.deprel for w in s]) for s in sents]

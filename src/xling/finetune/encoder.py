@@ -1,0 +1,49 @@
+"""What fine-tuning needs from a pretrained encoder, and the freezing of language-specific parts.
+
+``xling.pretrain.loader.LoadedEncoder`` satisfies this protocol; fine-tuning never looks inside it,
+so any encoder with this interface (the tests use a tiny Transformer) is fine-tuned the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Protocol, runtime_checkable
+
+import torch
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    dictionary: object  # fairseq Dictionary: index(), bos(), eos(), pad(), unk()
+    languages: list[str]
+    dim: int
+
+    def encode(self, tokens: torch.Tensor, lang: str, padding_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
+        """1 + num_layers hidden states [B, T, dim]; uses ``lang``'s own language-specific parameters."""
+
+    def shared_parameters(self) -> Iterable[torch.nn.Parameter]: ...
+
+    def language_specific_parameters(self, lang: str) -> Iterable[torch.nn.Parameter]: ...
+
+    # torch.nn.Module methods used to move / switch dropout
+    def to(self, device): ...
+
+    def train(self, mode: bool = True): ...
+
+
+def freeze_language_specific(encoder: Encoder) -> list[torch.nn.Parameter]:
+    """Freeze every language's specific parameters (paper 3.2); return the shared ones to train.
+
+    A parameter listed as both shared and language-specific is treated as language-specific."""
+    frozen = set()
+    for lang in encoder.languages:
+        for p in encoder.language_specific_parameters(lang):
+            p.requires_grad_(False)
+            frozen.add(id(p))
+    trainable, seen = [], set()
+    for p in encoder.shared_parameters():
+        if id(p) in frozen or id(p) in seen:
+            continue
+        seen.add(id(p))
+        p.requires_grad_(True)
+        trainable.append(p)
+    return trainable

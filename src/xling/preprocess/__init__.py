@@ -1,0 +1,1 @@
+"""Corpus preprocessing: Wikipedia/CC extraction, Moses tokenisation, segmentation, splits."""

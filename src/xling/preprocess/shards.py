@@ -1,0 +1,111 @@
+"""Sharded, streaming tokenisation.
+
+``split_shards`` deals lines round-robin into a fixed number of shards (fixed from config, so the
+Snakemake DAG is static), ``tokenize_shard`` writes exactly one output line per input line (empty
+when the line tokenises to nothing), so ``interleave`` over the tokenised shards gives the lines
+back in corpus order: sharded and unsharded runs produce the same corpus.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+from collections import deque
+from itertools import islice
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from xling.errors import InputError
+from xling.io import atomic_write
+from xling.preprocess.extract import open_bytes, read_utf8_lines
+from xling.preprocess.tokenize import TokenizeSettings, line_tokenizer
+
+
+def split_shards(src: str | Path, outs: Sequence[str | Path]) -> list[int]:
+    """Line i of ``src`` goes to ``outs[i % len(outs)]``. Returns the line count per shard."""
+    if not outs:
+        raise ValueError("split_shards needs at least one output")
+    counts = [0] * len(outs)
+    with contextlib.ExitStack() as stack:
+        fhs = [stack.enter_context(atomic_write(o)) for o in outs]
+        with open_bytes(src) as fh:
+            n = len(fhs)
+            for i, line in enumerate(read_utf8_lines(src, fh)):
+                line = line.rstrip("\r\n")
+                fhs[i % n].write(line + "\n")
+                counts[i % n] += 1
+    return counts
+
+
+def interleave(paths: Sequence[str | Path]) -> Iterator[str]:
+    """Inverse of split_shards: lines (without newline) in the original order."""
+    with contextlib.ExitStack() as stack:
+        fhs = [stack.enter_context(open(p, encoding="utf-8", newline="\n")) for p in paths]
+        line_no = 0
+        while True:
+            for k, fh in enumerate(fhs):
+                line = fh.readline()
+                if not line:
+                    # round-robin: once shard k ends, every later shard must end in this round
+                    # and every earlier one must end in the next
+                    for j, other in enumerate(fhs):
+                        if j > k and other.readline():
+                            raise InputError(paths[j], line_no + 1, f"no more lines than shard {paths[k]}")
+                        if j < k and other.readline():
+                            raise InputError(paths[j], line_no + 2, f"at most one line more than {paths[k]}")
+                    return
+                yield line.rstrip("\n")
+            line_no += 1
+
+
+# -- worker-side state for the multiprocessing pool -----------------------------------------
+_WORKER_TOK = None
+
+
+def _init_worker(settings: TokenizeSettings) -> None:
+    global _WORKER_TOK
+    _WORKER_TOK = line_tokenizer(settings)
+
+
+def _tokenize_chunk(lines: list[str]) -> list[str]:
+    return _WORKER_TOK.batch(lines)
+
+
+def _chunks(lines: Iterator[str], size: int) -> Iterator[list[str]]:
+    while True:
+        chunk = list(islice(lines, size))
+        if not chunk:
+            return
+        yield chunk
+
+
+def tokenize_lines(lines: Iterator[str], settings: TokenizeSettings, threads: int = 1,
+                   chunk_lines: int = 2000) -> Iterator[str]:
+    """Tokenised lines in input order; with threads > 1 a process pool works on chunks, with at
+    most 2 * threads chunks in flight (memory stays bounded, unlike Pool.imap which reads ahead)."""
+    if threads <= 1:
+        tok = line_tokenizer(settings)
+        for chunk in _chunks(lines, chunk_lines):
+            yield from tok.batch(chunk)
+        return
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    with ctx.Pool(threads, initializer=_init_worker, initargs=(settings,)) as pool:
+        pending: deque = deque()
+        for chunk in _chunks(lines, chunk_lines):
+            pending.append(pool.apply_async(_tokenize_chunk, (chunk,)))
+            if len(pending) >= 2 * threads:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+
+
+def tokenize_shard(shard: str | Path, out: str | Path, settings: TokenizeSettings,
+                   threads: int = 1, chunk_lines: int = 2000) -> int:
+    """Tokenise a shard; output line i is input line i tokenised. Returns lines written."""
+    n = 0
+    with open_bytes(shard) as fh, atomic_write(out) as fo:
+        lines = (line.rstrip("\r\n") for line in read_utf8_lines(shard, fh))
+        for tok in tokenize_lines(lines, settings, threads, chunk_lines):
+            fo.write(tok + "\n")
+            n += 1
+    return n

@@ -1,0 +1,153 @@
+"""Merge tokenised shards into train/valid/test: length filter, dedup, seeded split, caps.
+
+Streaming in two passes over a temporary file of the kept lines; memory holds one 64-bit digest
+per distinct kept line (dedup), the held-out line numbers and nothing proportional to the text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import random
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+from xling.errors import InputError
+from xling.io import atomic_write
+from xling.preprocess.shards import interleave
+
+
+@dataclass(frozen=True)
+class SplitSettings:
+    valid_lines: int = 5000
+    test_lines: int = 5000
+    min_tokens: int = 3
+    max_tokens: int = 250
+    dedup: bool = True
+    max_train_lines: int | None = None
+    seed: int = 13
+
+    @classmethod
+    def from_config(cls, preprocess: Mapping) -> "SplitSettings":
+        """From the ``preprocess`` section of the config."""
+        return cls(
+            valid_lines=int(preprocess.get("valid_lines", 5000)),
+            test_lines=int(preprocess.get("test_lines", 5000)),
+            min_tokens=int(preprocess.get("min_tokens", 3)),
+            max_tokens=int(preprocess.get("max_tokens", 250)),
+            dedup=bool(preprocess.get("dedup", True)),
+            max_train_lines=preprocess.get("max_train_lines"),
+            seed=int(preprocess.get("split_seed", 13)),
+        )
+
+
+def line_digest(line: str) -> int:
+    """64-bit digest of a line (collision chance ~ n^2 / 2^65: negligible below 10^9 lines)."""
+    return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def filter_lines(lines: Iterable[str], min_tokens: int, max_tokens: int, dedup: bool) -> Iterator[str]:
+    """Keep lines with min_tokens <= #tokens <= max_tokens, first occurrence only if dedup."""
+    seen: set[int] = set()
+    for line in lines:
+        n = len(line.split())
+        if n < min_tokens or n > max_tokens:
+            continue
+        if dedup:
+            d = line_digest(line)
+            if d in seen:
+                continue
+            seen.add(d)
+        yield line
+
+
+def selection_sample(n_items: int, k: int, rng: random.Random) -> Iterator[bool]:
+    """Knuth's selection sampling (Algorithm S): yields n_items flags, exactly min(k, n) True,
+    every k-subset equally likely, O(1) memory."""
+    needed = min(k, n_items)
+    for left in range(n_items, 0, -1):
+        take = rng.random() * left < needed
+        if take:
+            needed -= 1
+        yield take
+
+
+def count_lines(path: str | Path) -> int:
+    n = 0
+    with open(path, "rb") as fh:
+        for _ in fh:
+            n += 1
+    return n
+
+
+def split_lines(kept: Path, n: int, out_train, out_valid, out_test, s: SplitSettings,
+                train_lines: int | None, source: str | Path) -> dict:
+    """Second pass: route the ``n`` lines of ``kept`` to the three outputs."""
+    held = s.valid_lines + s.test_lines
+    if n <= held:
+        raise InputError(source, None, f"more than {held} lines after filtering and dedup "
+                         f"(valid_lines + test_lines)", f"{n} lines")
+    rng = random.Random(s.seed)
+    drawn = rng.sample(range(n), held)  # first valid_lines drawn -> valid, the rest -> test
+    role = {i: 1 for i in drawn[: s.valid_lines]}
+    role.update({i: 2 for i in drawn[s.valid_lines:]})
+    cap = n - held
+    for limit in (s.max_train_lines, train_lines):
+        if limit is not None:
+            cap = min(cap, int(limit))
+    train_flags = selection_sample(n - held, cap, random.Random(s.seed + 1))
+    counts = {"train": 0, "valid": 0, "test": 0}
+    with atomic_write(out_train) as ft, atomic_write(out_valid) as fv, atomic_write(out_test) as fs, \
+            open(kept, encoding="utf-8", newline="\n") as fk:
+        for i, line in enumerate(fk):
+            r = role.get(i, 0)
+            if r == 1:
+                fv.write(line)
+                counts["valid"] += 1
+            elif r == 2:
+                fs.write(line)
+                counts["test"] += 1
+            elif next(train_flags):
+                ft.write(line)
+                counts["train"] += 1
+    return counts
+
+
+def merge_and_split(shards: Sequence[str | Path], out_train, out_valid, out_test,
+                    settings: SplitSettings, train_lines: int | None = None) -> dict:
+    """Tokenised shards (from tokenize_shard, in shard order) -> train/valid/test files.
+
+    ``train_lines``: extra cap on the train split (Wiki-CC: the size of the language's Wikipedia
+    train split, so the CC corpus matches it). Returns counts, including ``kept`` lines."""
+    s = settings
+    out_dir = Path(out_train).parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".kept.", suffix=".tmp", dir=out_dir)
+    try:
+        n = 0
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fk:
+            for line in filter_lines(interleave(shards), s.min_tokens, s.max_tokens, s.dedup):
+                fk.write(line + "\n")
+                n += 1
+        counts = split_lines(Path(tmp), n, out_train, out_valid, out_test, s, train_lines, shards[0])
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    counts["kept"] = n
+    return counts
+
+
+def sample_lines(src: str | Path, out: str | Path, k: int, seed: int) -> int:
+    """Seeded uniform sample of k lines of ``src`` (all if fewer), in file order."""
+    n = count_lines(src)
+    flags = selection_sample(n, k, random.Random(seed))
+    written = 0
+    with open(src, encoding="utf-8", newline="\n") as fi, atomic_write(out) as fo:
+        for line in fi:
+            if next(flags):
+                fo.write(line)
+                written += 1
+    return written

@@ -1,0 +1,90 @@
+"""One raw line -> one tokenised line, per language settings (XLM's tokenize.sh).
+
+Languages with a segmenter (zh) go through the segmenter only, as in XLM; the others through
+the Moses chain of :mod:`xling.preprocess.moses`. ``lowercase_and_remove_accent`` follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Mapping
+
+import regex
+
+from xling.preprocess.moses import lowercase_and_remove_accent, moses_pipeline
+from xling.preprocess.segment import segmenter as make_segmenter
+
+_CONTROL = regex.compile(r"\p{C}")
+
+
+@dataclass(frozen=True)
+class TokenizeSettings:
+    moses_lang: str
+    segmenter: str = "none"              # none | jieba | stanford
+    lowercase: bool = False              # preprocess.lowercase_and_remove_accent
+    stanford_model: str = "ctb"
+    stanford_home: str | None = None     # directory with segment.sh (or one above it)
+
+    @classmethod
+    def from_config(cls, config: Mapping, lang: str, stanford_home: str | None = None) -> "TokenizeSettings":
+        """From the whole config (``languages.<lang>`` and ``preprocess``)."""
+        lc = config["languages"][lang]
+        pp = config.get("preprocess", {})
+        return cls(
+            moses_lang=lc.get("moses", lang),
+            segmenter=lc.get("segmenter", "none") or "none",
+            lowercase=bool(pp.get("lowercase_and_remove_accent", False)),
+            stanford_model=pp.get("stanford_model", "ctb"),
+            stanford_home=None if stanford_home is None else str(stanford_home),
+        )
+
+
+class LineTokenizer:
+    def __init__(self, settings: TokenizeSettings):
+        self.settings = settings
+        if settings.segmenter == "none":
+            self.moses = moses_pipeline(settings.moses_lang)
+            self.seg = None
+        else:
+            self.moses = None
+            kw = {}
+            if settings.segmenter == "stanford":
+                kw = {"home": settings.stanford_home, "model": settings.stanford_model}
+            self.seg = make_segmenter(settings.segmenter, **kw)
+
+    @staticmethod
+    def _clean_for_segmenter(line: str) -> str:
+        return " ".join(_CONTROL.sub("", line).split())
+
+    def _finish(self, text: str) -> str:
+        return lowercase_and_remove_accent(text) if self.settings.lowercase else text
+
+    def __call__(self, line: str) -> str:
+        if self.seg is None:
+            return self._finish(self.moses(line))
+        line = self._clean_for_segmenter(line)
+        return self._finish(" ".join(self.seg(line)) if line else "")
+
+    def batch(self, lines: Iterable[str]) -> list[str]:
+        """Same as ``[self(l) for l in lines]``; one segmenter call per batch (Stanford: one JVM)."""
+        lines = list(lines)
+        if self.seg is None:
+            return [self(line) for line in lines]
+        cleaned = [self._clean_for_segmenter(line) for line in lines]
+        keep = [i for i, line in enumerate(cleaned) if line]
+        out = [""] * len(lines)
+        for i, words in zip(keep, self.seg.segment_lines([cleaned[i] for i in keep])):
+            out[i] = self._finish(" ".join(words))
+        return out
+
+
+@lru_cache(maxsize=8)
+def line_tokenizer(settings: TokenizeSettings) -> LineTokenizer:
+    return LineTokenizer(settings)
+
+
+def tokenize_line(line: str, lang: str, cfg: TokenizeSettings | Mapping) -> str:
+    """Tokenise one line. ``cfg``: TokenizeSettings or the whole config mapping."""
+    settings = cfg if isinstance(cfg, TokenizeSettings) else TokenizeSettings.from_config(cfg, lang)
+    return line_tokenizer(settings)(line)

@@ -1,0 +1,81 @@
+"""Load a pretrained checkpoint as an encoder giving every layer's hidden states
+(the contract of docs/ARCHITECTURE.md, used by fine-tuning and analysis)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from fairseq.data import Dictionary
+from torch import nn
+
+from xling.errors import InputError
+from xling.pretrain.fairseq_plugin.mlm_model import MODEL_NAME, XlingMLMEncoder, base_architecture
+
+
+class LoadedEncoder(nn.Module):
+    """A pretrained encoder with its language-specific parts selected per call.
+
+    Token ids follow ``dictionary`` (the shared ``dict.txt`` plus ``<mask>``); sequences
+    should start with ``dictionary.bos()`` as the pretraining streams did."""
+
+    def __init__(self, encoder: XlingMLMEncoder, dictionary: Dictionary, languages: list[str]):
+        super().__init__()
+        self.encoder = encoder
+        self.dictionary = dictionary
+        self.languages = list(languages)
+        self.num_layers = encoder.num_layers
+        self.dim = encoder.dim
+
+    def lang_id(self, lang: str) -> int:
+        try:
+            return self.languages.index(lang)
+        except ValueError:
+            raise KeyError(f"language {lang!r} not in this model's languages {self.languages}") from None
+
+    def encode(self, tokens: torch.Tensor, lang: str, padding_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
+        """1 + num_layers tensors [B, T, D]: the embedding output (L0), then each layer."""
+        _, states = self.encoder.extract_features(tokens, self.lang_id(lang), padding_mask=padding_mask,
+                                                  return_all_hiddens=True)
+        return states
+
+    def forward(self, tokens, lang, padding_mask=None):
+        return self.encode(tokens, lang, padding_mask)
+
+    def language_specific_parameters(self, lang: str) -> list[nn.Parameter]:
+        return self.encoder.language_specific_parameters(self.lang_id(lang))
+
+    def shared_parameters(self) -> list[nn.Parameter]:
+        """Parameters every language uses (the MLM output head included)."""
+        return self.encoder.shared_parameters()
+
+
+def load_encoder(checkpoint: str | Path, data_dir: str | Path | None = None) -> LoadedEncoder:
+    """Rebuild the encoder of a fairseq checkpoint of the ``xling_mlm`` model on CPU.
+
+    ``data_dir`` holds the ``dict.txt`` of pretraining; default: the path in the checkpoint."""
+    checkpoint = Path(checkpoint)
+    # our own file, written by fairseq: full unpickling is needed for its argparse config
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    cfg = state.get("cfg") or {}
+    margs, targs = cfg.get("model"), cfg.get("task")
+    if margs is None or getattr(margs, "_name", getattr(margs, "arch", None)) != MODEL_NAME:
+        raise InputError(checkpoint, None, f"a fairseq checkpoint of the {MODEL_NAME} model")
+    base_architecture(margs)
+    data_dir = Path(data_dir if data_dir is not None else targs.data.split(":")[0])
+    dict_path = data_dir / "dict.txt"
+    if not dict_path.exists():
+        raise InputError(dict_path, None, "the dict.txt the model was pretrained with")
+    dictionary = Dictionary.load(str(dict_path))
+    dictionary.add_symbol("<mask>")  # as the task does
+    languages = [lang for lang in targs.languages.split(",") if lang]
+    weights = state["model"]
+    vocab_masks = weights.get("encoder.vocab_mask")
+    if weights["encoder.lm_bias"].numel() != len(dictionary):
+        raise InputError(dict_path, None, f"{weights['encoder.lm_bias'].numel()} dictionary entries "
+                         f"(with <mask>) as in {checkpoint.name}", str(len(dictionary)))
+    encoder = XlingMLMEncoder(margs, dictionary, len(languages), vocab_masks)
+    encoder.load_state_dict({k.removeprefix("encoder."): v for k, v in weights.items()}, strict=True)
+    encoder.eval()
+    return LoadedEncoder(encoder, dictionary, languages)
+

@@ -1,0 +1,144 @@
+"""Table 1 as Markdown, CSV and LaTeX (one decimal, signed Delta, as in the paper), and the table
+that sets each reproduced cell beside the published one."""
+
+from __future__ import annotations
+
+import csv
+import io
+from importlib import resources
+
+from xling.report.aggregate import Table1
+
+TASK_TITLES = {"xnli": "XNLI (Acc)", "ner": "NER (F1)", "parsing": "Parsing (LAS)"}
+MISSING = "–"
+
+
+def fmt(x: float | None) -> str:
+    return MISSING if x is None else f"{x:.1f}"
+
+
+def fmt_delta(x: float | None) -> str:
+    """Signed, one decimal; a Delta that rounds to zero is written 0.0 as the paper's Default row."""
+    if x is None:
+        return MISSING
+    if round(x, 1) == 0:
+        return "0.0"
+    return f"{x:+.1f}"
+
+
+def _columns(t: Table1) -> list[tuple[str, str | None]]:
+    """(task, target language or None for Delta) in display order."""
+    return [(task, lang) for task in t.tasks for lang in [*t.targets, None]]
+
+
+def _cell(t: Table1, setting: str, task: str, lang: str | None) -> str:
+    return fmt(t.values[(setting, task, lang)]) if lang else fmt_delta(t.deltas[(setting, task)])
+
+
+def table1_markdown(t: Table1, note: str | None = None) -> str:
+    out = []
+    if note:
+        out += [note, ""]
+    head = ["Model"] + [f"{TASK_TITLES.get(task, task)} {lang or 'Δ'}" for task, lang in _columns(t)]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" + "---:|" * (len(head) - 1))
+    for s in t.settings:
+        out.append("| " + " | ".join([t.labels[s]] + [_cell(t, s, task, lang) for task, lang in _columns(t)]) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _col_name(task: str, lang: str | None) -> str:
+    return f"{task}_{lang or 'delta'}"
+
+
+def table1_csv(t: Table1) -> str:
+    """Unrounded values; empty where missing; column names as the published CSV's."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["setting", "model"] + [_col_name(task, lang) for task, lang in _columns(t)])
+    for s in t.settings:
+        row = [s, t.labels[s]]
+        for task, lang in _columns(t):
+            v = t.values[(s, task, lang)] if lang else t.deltas[(s, task)]
+            row.append("" if v is None else f"{v:.4f}")
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def _tex_escape(s: str) -> str:
+    return s.replace("&", r"\&").replace("%", r"\%").replace("_", r"\_")
+
+
+def table1_latex(t: Table1, caption: str | None = None) -> str:
+    ncol = len(t.targets) + 1
+    lines = [r"\begin{table*}[t]", r"\centering", r"\small",
+             r"\begin{tabular}{l" + ("|" + "r" * ncol) * len(t.tasks) + "}", r"\toprule"]
+    lines.append(" & " + " & ".join(rf"\multicolumn{{{ncol}}}{{c}}{{{_tex_escape(TASK_TITLES.get(task, task))}}}"
+                                      for task in t.tasks) + r" \\")
+    lines.append("Model & " + " & ".join(([*t.targets, r"$\Delta$"]) * len(t.tasks)) + r" \\")
+    lines.append(r"\midrule")
+    for s in t.settings:
+        cells = [_cell(t, s, task, lang).replace(MISSING, "--") for task, lang in _columns(t)]
+        lines.append(_tex_escape(t.labels[s]) + " & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption:
+        lines.append(r"\caption{" + _tex_escape(caption) + "}")
+    lines.append(r"\end{table*}")
+    return "\n".join(lines) + "\n"
+
+
+def published_table1() -> dict[str, dict[str, float]]:
+    """The paper's Table 1 (package data), by model label then column (e.g. ``xnli_fr``)."""
+    text = resources.files("xling").joinpath("data/wu2020_table1.csv").read_text(encoding="utf-8")
+    rows = csv.DictReader(io.StringIO(text))
+    out = {}
+    for r in rows:
+        out[r["model"]] = {k: float(v) for k, v in r.items() if k.split("_")[0] in ("xnli", "ner", "parsing")}
+    return out
+
+
+def comparison_rows(t: Table1, published: dict[str, dict[str, float]]) -> list[dict]:
+    rows = []
+    for s in t.settings:
+        pub = published.get(t.labels[s], {})
+        for task, lang in _columns(t):
+            col = _col_name(task, lang)
+            ours = t.values[(s, task, lang)] if lang else t.deltas[(s, task)]
+            theirs = pub.get(col)
+            diff = None if ours is None or theirs is None else ours - theirs
+            rows.append({"setting": s, "model": t.labels[s], "task": task, "column": lang or "delta",
+                         "reproduced": ours, "published": theirs, "difference": diff})
+    return rows
+
+
+def comparison_csv(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["setting", "model", "task", "column", "reproduced", "published", "difference"])
+    for r in rows:
+        w.writerow([r["setting"], r["model"], r["task"], r["column"]] +
+                   ["" if r[k] is None else f"{r[k]:.4f}" for k in ("reproduced", "published", "difference")])
+    return buf.getvalue()
+
+
+def comparison_markdown(t: Table1, rows: list[dict], note: str | None = None) -> str:
+    """Per task, reproduced / published (difference) for each cell."""
+    by = {(r["setting"], r["task"], r["column"]): r for r in rows}
+    out = []
+    if note:
+        out += [note, ""]
+    out.append("Each cell: reproduced / published (reproduced − published). Published: Wu et al. (2020), Table 1.")
+    for task in t.tasks:
+        out += ["", f"### {TASK_TITLES.get(task, task)}", ""]
+        cols = [*t.targets, "delta"]
+        out.append("| Model | " + " | ".join(c if c != "delta" else "Δ" for c in cols) + " |")
+        out.append("|---|" + "---:|" * len(cols))
+        for s in t.settings:
+            cells = []
+            for c in cols:
+                r = by[(s, task, c)]
+                f = fmt_delta if c == "delta" else fmt
+                d = MISSING if r["difference"] is None else f"{r['difference']:+.1f}"
+                cells.append(f"{f(r['reproduced'])} / {f(r['published'])} ({d})")
+            out.append(f"| {t.labels[s]} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,99 @@
+"""Binarisation: shared dictionary, per-language vocabularies, fairseq-loadable data."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from fairseq.data import Dictionary, data_utils
+
+from xling.binarize import binarize
+from xling.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def bpe_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("bpe")
+    rng = random.Random(0)
+    vocab = {"en": ["the", "ca@@", "t", "Paris", "2019", "do@@", "g"],
+             "fr": ["le", "ch@@", "at", "Paris", "2019", "chi@@", "en", "zz"]}
+    for lang, words in vocab.items():
+        for split, n in (("train", 60), ("valid", 8), ("test", 8)):
+            lines = [" ".join(rng.choice(words[:-1] if split == "train" and lang == "fr" else words)
+                              for _ in range(rng.randint(1, 12))) for _ in range(n)]
+            (d / f"{lang}.{split}.bpe").write_text("\n".join(lines) + "\n")
+    return d
+
+
+@pytest.fixture(scope="module")
+def bin_dir(tmp_path_factory, bpe_dir) -> Path:
+    out = tmp_path_factory.mktemp("bin") / "default" / "en-fr"
+    binarize(bpe_dir, out, ["en", "fr"], workers=1)
+    return out
+
+
+def _train_types(path: Path) -> set[str]:
+    return {t for line in path.read_text().splitlines() for t in line.split()}
+
+
+def test_layout(bin_dir):
+    assert (bin_dir / "dict.txt").is_file()
+    for lang in ("en", "fr"):
+        assert (bin_dir / f"dict.{lang}.txt").is_file()
+        for split in ("train", "valid", "test"):
+            assert (bin_dir / lang / f"{split}.bin").is_file() and (bin_dir / lang / f"{split}.idx").is_file()
+    # multilingual_masked_lm takes every sub-folder as a language
+    assert sorted(p.name for p in bin_dir.iterdir() if p.is_dir()) == ["en", "fr"]
+
+
+def test_dictionaries(bin_dir, bpe_dir):
+    shared = Dictionary.load(str(bin_dir / "dict.txt"))
+    en, fr = (_train_types(bpe_dir / f"{l}.train.bpe") for l in ("en", "fr"))
+    real = {s for s in shared.symbols[shared.nspecial:] if not s.startswith("madeupword")}
+    assert real == en | fr and len(shared) % 8 == 0
+    for lang, types in (("en", en), ("fr", fr)):
+        rows = [line.rsplit(" ", 1) for line in (bin_dir / f"dict.{lang}.txt").read_text().splitlines()]
+        assert {t for t, _ in rows} == types
+        counts = {t: int(c) for t, c in rows}
+        text = (bpe_dir / f"{lang}.train.bpe").read_text().split()
+        assert counts == {t: text.count(t) for t in types}
+    assert "zz" not in shared.indices  # only in French valid/test: not in the vocabulary
+
+
+def test_round_trip(bin_dir, bpe_dir):
+    d = Dictionary.load(str(bin_dir / "dict.txt"))
+    for lang in ("en", "fr"):
+        for split in ("train", "valid", "test"):
+            ds = data_utils.load_indexed_dataset(str(bin_dir / lang / split), d)
+            lines = (bpe_dir / f"{lang}.{split}.bpe").read_text().splitlines()
+            assert len(ds) == len(lines)
+            for i, line in enumerate(lines):
+                assert ds[i][-1].item() == d.eos()
+                expected = " ".join(t if t in d.indices else d.unk_word for t in line.split())
+                assert d.string(ds[i]) == expected
+    # a token seen only in French valid/test is unknown, the rest round-trip exactly
+    ds = data_utils.load_indexed_dataset(str(bin_dir / "fr" / "valid"), d)
+    assert any(d.unk() in ds[i].tolist() for i in range(len(ds)))
+
+
+def test_missing_input(tmp_path):
+    with pytest.raises(InputError, match="fr.train.bpe"):
+        binarize(tmp_path, tmp_path / "out", ["fr"])
+    assert not (tmp_path / "out" / "dict.txt").exists()
+
+
+def test_multilingual_masked_lm_task_loads_it(bin_dir, bpe_dir):
+    from fairseq import options, tasks
+
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(parser, [str(bin_dir), "--task", "multilingual_masked_lm",
+                                                "--arch", "roberta_base", "--tokens-per-sample", "32"])
+    task = tasks.setup_task(args)
+    task.load_dataset("valid")
+    ds = task.datasets["valid"]
+    # one dataset per language sub-folder, each with blocks of at most 32 tokens (+ <s>)
+    assert len(ds.datasets) == 2 and all(len(d) > 0 for d in ds.datasets)
+    n_tokens = sum(len(line.split()) + 1 for l in ("en", "fr")
+                   for line in (bpe_dir / f"{l}.valid.bpe").read_text().splitlines())
+    assert len(ds) >= n_tokens // 33

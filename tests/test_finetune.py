@@ -1,0 +1,242 @@
+"""Fine-tuning of the three tasks with a tiny real Transformer encoder on generated, learnable data."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from fairseq.data import Dictionary
+from torch import nn
+
+from xling.errors import InputError
+from xling.config import grid_cells, hp_id, load_yaml
+from xling.finetune import finetune
+from xling.finetune.data import read_bio, read_nli
+from xling.finetune.encoder import Encoder, freeze_language_specific
+from xling.finetune.schedule import warmup_linear
+from xling.finetune.text import WordEncoder
+
+LANGS = ["en", "fr"]
+WORDS = [f"w{i}" for i in range(12)] + ["yes", "maybe", "no"] + [f"p{i}" for i in range(4)] + \
+        [f"q{i}" for i in range(4)] + [f"l{i}" for i in range(4)] + [f"v{i}" for i in range(4)] + \
+        [f"n{i}" for i in range(6)]
+
+
+class TinyEncoder(nn.Module):
+    """A small Transformer with the loader's interface: shared token embeddings and layers, and a
+    language embedding per language (the language-specific parameters, as XLM's)."""
+
+    def __init__(self, dim: int = 32, layers: int = 2, max_len: int = 64):
+        super().__init__()
+        self.dictionary = Dictionary()
+        for w in WORDS:
+            self.dictionary.add_symbol(w)
+        self.languages = list(LANGS)
+        self.dim, self.num_layers = dim, layers
+        self.tokens = nn.Embedding(len(self.dictionary), dim, padding_idx=self.dictionary.pad())
+        self.positions = nn.Embedding(max_len, dim)
+        self.lang_embed = nn.ParameterDict({lang: nn.Parameter(torch.randn(dim) * 0.1) for lang in LANGS})
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0, batch_first=True) for _ in range(layers)
+        )
+
+    def lang_id(self, lang: str) -> int:
+        return self.languages.index(lang)
+
+    def encode(self, tokens, lang, padding_mask=None):
+        pos = torch.arange(tokens.size(1), device=tokens.device)
+        x = self.tokens(tokens) + self.positions(pos) + self.lang_embed[lang]
+        states = [x]
+        for layer in self.layers:
+            x = layer(x, src_key_padding_mask=padding_mask)
+            states.append(x)
+        return states
+
+    def shared_parameters(self):
+        return [p for n, p in self.named_parameters() if not n.startswith("lang_embed")]
+
+    def language_specific_parameters(self, lang):
+        return [self.lang_embed[lang]]
+
+
+def per_word(lang):
+    return lambda words: [[w] for w in words]
+
+
+def make_nli(rng, n):
+    rows = []
+    for _ in range(n):
+        label = rng.choice(["entailment", "neutral", "contradiction"])
+        cue = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}[label]
+        prem = " ".join(rng.choice(WORDS[:12]) for _ in range(rng.randint(2, 5)))
+        hyp = [rng.choice(WORDS[:12]) for _ in range(rng.randint(1, 4))]
+        hyp.insert(rng.randint(0, len(hyp)), cue)
+        rows.append(f"{prem}\t{' '.join(hyp)}\t{label}")
+    return "premise\thypothesis\tlabel\n" + "\n".join(rows) + "\n"
+
+
+def make_ner(rng, n):
+    sents = []
+    for _ in range(n):
+        lines = []
+        for _ in range(rng.randint(3, 7)):
+            r = rng.random()
+            if r < 0.2:
+                lines += [f"{rng.choice(WORDS[15:19])}\tB-PER", f"{rng.choice(WORDS[19:23])}\tI-PER"]
+            elif r < 0.35:
+                lines.append(f"{rng.choice(WORDS[23:27])}\tB-LOC")
+            else:
+                lines.append(f"{rng.choice(WORDS[:12])}\tO")
+        sents.append("\n".join(lines))
+    return "\n\n".join(sents) + "\n"
+
+
+def make_ud(rng, n):
+    """One verb (v*) is the root; every other word attaches to it, nouns before it as nsubj, after as obj."""
+    out = []
+    for k in range(n):
+        m = rng.randint(3, 7)
+        v = rng.randint(1, m)
+        lines = [f"# sent_id = {k}"]
+        for i in range(1, m + 1):
+            if i == v:
+                lines.append(f"{i}\t{rng.choice(WORDS[27:31])}\t_\tVERB\t_\t_\t0\troot\t_\t_")
+            else:
+                rel = "nsubj" if i < v else "obj:lvc"
+                lines.append(f"{i}\t{rng.choice(WORDS[31:37])}\t_\tNOUN\t_\t_\t{v}\t{rel}\t_\t_")
+        out.append("\n".join(lines))
+    return "\n\n".join(out) + "\n\n"
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tasks")
+    rng = random.Random(0)
+    for task, make, suffix in [("xnli", make_nli, "tsv"), ("ner", make_ner, "bio"), ("parsing", make_ud, "conllu")]:
+        for lang in LANGS:
+            for split, n in [("train", 240), ("dev", 60), ("test", 60)]:
+                p = root / task / lang / f"{split}.{suffix}"
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_text(make(rng, n), encoding="utf-8")
+    return root
+
+
+CASES = {
+    # task: (hp, chance level of the metric, epochs)
+    "xnli": ({"batch_size": 16, "encoder_lr": 1e-3, "classifier_lr": 3e-3}, 100 / 3, 4),
+    "ner": ({"batch_size": 16, "lr": 3e-3}, 0.0, 4),
+    "parsing": ({"batch_size": 16, "lr": 2e-3, "arc_mlp": 32, "label_mlp": 16}, 100 / 4, 4),
+}
+
+
+@pytest.mark.parametrize("task", list(CASES))
+def test_tiny_finetune_learns_and_freezes_language_parameters(task, task_dir):
+    torch.manual_seed(0)
+    enc = TinyEncoder()
+    assert isinstance(enc, Encoder)
+    before_lang = {lang: enc.lang_embed[lang].detach().clone() for lang in LANGS}
+    before_shared = enc.tokens.weight.detach().clone()
+    hp, chance, epochs = CASES[task]
+    res = finetune(task, enc, per_word, task_dir / task, "en", "fr", hp, epochs, seed=3, max_seq_len=64)
+    # English dev well above chance, and the zero-shot target (same vocabulary here) too.
+    assert res["en_dev"] > chance + 30, res["history"]
+    assert res["tgt_test"] > chance + 20, res
+    assert res["best_epoch"] == max(range(1, epochs + 1), key=lambda e: res["history"][e - 1]["en_dev"])
+    assert res["en_dev"] == pytest.approx(max(h["en_dev"] for h in res["history"]))
+    assert set(res["scores"]) == {"en_dev", "tgt_dev", "tgt_test"}
+    assert res["truncated"]["train"] == 0
+    # Language-specific parameters are frozen; shared ones were trained.
+    for lang in LANGS:
+        assert torch.equal(enc.lang_embed[lang].detach(), before_lang[lang])
+    assert not torch.equal(enc.tokens.weight.detach(), before_shared)
+    json.dumps(res)  # the record is JSON-serialisable
+
+
+def test_target_language_parameters_are_used_at_test(task_dir):
+    """Breaking only fr's language-specific parameters changes the fr score, not the English one."""
+    torch.manual_seed(0)
+    enc = TinyEncoder()
+    hp, _, _ = CASES["ner"]
+    with torch.no_grad():
+        enc.lang_embed["fr"].mul_(0).add_(50.0)  # swamps the input for fr only
+    res = finetune("ner", enc, per_word, task_dir / "ner", "en", "fr", hp, 3, seed=3, max_seq_len=64)
+    assert res["en_dev"] > 50
+    assert res["tgt_test"] < res["en_dev"] - 20
+
+
+def test_truncation_is_counted_and_all_words_scored(task_dir):
+    torch.manual_seed(0)
+    enc = TinyEncoder()
+    hp, _, _ = CASES["parsing"]
+    res = finetune("parsing", enc, per_word, task_dir / "parsing", "en", "fr", hp, 1, seed=1, max_seq_len=6)
+    # Sentences have 3-7 words: with room for 4 words every longer one is cut.
+    assert 0 < res["truncated"]["train"] < res["examples"]["train"]
+    assert 0.0 <= res["tgt_test"] <= 100.0
+
+
+def test_freeze_returns_only_shared_parameters():
+    enc = TinyEncoder()
+    trainable = freeze_language_specific(enc)
+    ids = {id(p) for p in trainable}
+    assert all(id(enc.lang_embed[lang]) not in ids for lang in LANGS)
+    assert all(not enc.lang_embed[lang].requires_grad for lang in LANGS)
+    assert id(enc.tokens.weight) in ids
+
+
+def test_word_encoder_first_subwords_and_truncation():
+    d = Dictionary()
+    for s in ["ab@@", "c", "d", "e@@", "f@@", "g"]:
+        d.add_symbol(s)
+    split = {"abc": ["ab@@", "c"], "d": ["d"], "efg": ["e@@", "f@@", "g"]}
+    enc = WordEncoder(d, lambda words: [split[w] for w in words], max_seq_len=16)
+    e = enc.encode_words(["abc", "d", "efg"])
+    assert e.ids == [d.bos(), d.index("ab@@"), d.index("c"), d.index("d"), d.index("e@@"), d.index("f@@"),
+                     d.index("g"), d.eos()]
+    assert e.first == [1, 3, 4] and not e.truncated
+    short = WordEncoder(d, lambda words: [split[w] for w in words], max_seq_len=5).encode_words(["abc", "d", "efg"])
+    assert len(short.ids) == 5 and short.first == [1, 3] and short.truncated
+    pair = WordEncoder(d, lambda words: [split[w] for w in words], max_seq_len=6).encode_pair(["abc"], ["efg"])
+    assert len(pair.ids) == 6 and pair.ids[-1] == d.eos() and pair.truncated
+
+
+def test_warmup_linear_schedule_definition():
+    total = 100
+    values = [warmup_linear(s, total, 0.1) for s in range(total)]
+    assert values[9] == pytest.approx(1.0) and values[0] == pytest.approx(0.1)
+    assert all(a < b for a, b in zip(values[:9], values[1:10]))  # rising during warmup
+    assert all(a > b for a, b in zip(values[10:], values[11:]))  # then falling
+    assert values[-1] == pytest.approx(1 / 90) and warmup_linear(total, total, 0.1) == 0.0
+
+
+def test_paper_config_grid_is_what_finetune_accepts():
+    """config/config.yaml plans the paper's grids; each cell is an hp dict finetune() understands."""
+    cfg = load_yaml(Path(__file__).resolve().parents[1] / "config" / "config.yaml")["finetune"]
+    sizes = {task: len(grid_cells(cfg[task])) for task in ("xnli", "ner", "parsing")}
+    assert sizes == {"xnli": 18, "ner": 6, "parsing": 6}
+    for task in sizes:
+        for cell in grid_cells(cfg[task]):
+            assert "batch_size" in cell and (("lr" in cell) != ("encoder_lr" in cell and "classifier_lr" in cell))
+    assert len({hp_id(c) for c in grid_cells(cfg["xnli"])}) == 18
+
+
+def test_bad_task_files_name_file_and_line(tmp_path):
+    p = tmp_path / "train.tsv"
+    p.write_text("premise\thypothesis\tlabel\na\tb\tentailment\na\tb\tmaybe\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"train\.tsv:3.*entailment\|neutral\|contradiction"):
+        read_nli(p)
+    b = tmp_path / "x.bio"
+    b.write_text("Paris\tB-LOC\nis\tX-1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"x\.bio:2"):
+        read_bio(b)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_tiny_finetune_on_cuda(task_dir):
+    torch.manual_seed(0)
+    hp, chance, epochs = CASES["parsing"]
+    res = finetune("parsing", TinyEncoder(), per_word, task_dir / "parsing", "en", "fr", hp, epochs, seed=3,
+                   device="cuda", max_seq_len=64)
+    assert res["en_dev"] > chance + 30

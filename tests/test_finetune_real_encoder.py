@@ -1,0 +1,143 @@
+"""Fine-tuning drives the pretraining stage's real encoder (xling_mlm via LoadedEncoder) the same way:
+a tiny randomly initialised model with separate embeddings and a separate bottom layer."""
+
+from __future__ import annotations
+
+import argparse
+import random
+
+import pytest
+import torch
+from fairseq.data import Dictionary
+
+from test_finetune import LANGS, WORDS, make_ner, per_word
+from xling.finetune import finetune
+
+mlm_model = pytest.importorskip("xling.pretrain.fairseq_plugin.mlm_model")
+loader = pytest.importorskip("xling.pretrain.loader")
+
+
+def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int):
+    d = Dictionary()
+    for w in WORDS:
+        d.add_symbol(w)
+    d.add_symbol("<mask>")
+    args = argparse.Namespace(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                              encoder_attention_heads=4, activation_fn="gelu", dropout=0.0,
+                              attention_dropout=0.0, max_positions=64,
+                              separate_embeddings=separate_embeddings, separate_layers=separate_layers)
+    mlm_model.base_architecture(args)
+    enc = mlm_model.XlingMLMEncoder(args, d, len(LANGS), None)
+    return loader.LoadedEncoder(enc, d, LANGS)
+
+
+@pytest.fixture(scope="module")
+def ner_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ner")
+    rng = random.Random(5)
+    for lang in LANGS:
+        for split, n in [("train", 200), ("dev", 50), ("test", 50)]:
+            (root / lang).mkdir(exist_ok=True)
+            (root / lang / f"{split}.bio").write_text(make_ner(rng, n), encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("sep_emb,sep_layers", [(False, 0), (True, 1)])
+def test_real_encoder_finetunes_with_frozen_language_parts(ner_dir, sep_emb, sep_layers):
+    torch.manual_seed(0)
+    enc = tiny_loaded_encoder(sep_emb, sep_layers)
+    specific = {lang: [p.detach().clone() for p in enc.language_specific_parameters(lang)] for lang in LANGS}
+    assert (len(specific["en"]) > 0) == (sep_emb or sep_layers > 0)
+    res = finetune("ner", enc, per_word, ner_dir, "en", "fr", {"batch_size": 16, "lr": 3e-3}, 3, seed=1,
+                   max_seq_len=64)
+    assert res["en_dev"] > 60, res["history"]
+    for lang in LANGS:
+        for before, after in zip(specific[lang], enc.language_specific_parameters(lang)):
+            assert torch.equal(before, after.detach())
+    with pytest.raises(ValueError, match="positions"):
+        finetune("ner", enc, per_word, ner_dir, "en", "fr", {"batch_size": 16, "lr": 3e-3}, 1, seed=1,
+                 max_seq_len=65)
+
+
+@pytest.fixture(scope="module")
+def job_inputs(ner_dir, tmp_path_factory):
+    """A saved xling_mlm checkpoint (random weights) and a BPE directory, as the earlier stages lay them out."""
+    from xling.bpe.build import build_bpe
+
+    tmp_path = tmp_path_factory.mktemp("job")
+    texts = {}  # BPE learnt on the task's own words (tokenised text, one sentence a line)
+    for lang in LANGS:
+        words = [line.split("\t")[0] for line in (ner_dir / lang / "train.bio").read_text().split("\n") if line]
+        texts[lang] = {}
+        for split in ("train", "valid", "test"):
+            p = tmp_path / "text" / f"{lang}.{split}.txt"
+            p.parent.mkdir(exist_ok=True)
+            p.write_text("\n".join(" ".join(words[i:i + 8]) for i in range(0, len(words), 8)) + "\n")
+            texts[lang][split] = p
+    bpe_dir = tmp_path / "bpe"
+    build_bpe(bpe_dir, "joint", 20, texts)
+    d = Dictionary()
+    for lang in LANGS:
+        for tok in (bpe_dir / f"{lang}.train.bpe").read_text().split():
+            d.add_symbol(tok)
+    data_dir = tmp_path / "bin"
+    data_dir.mkdir()
+    d.save(str(data_dir / "dict.txt"))
+    d.add_symbol("<mask>")
+    margs = argparse.Namespace(_name="xling_mlm", arch="xling_mlm", encoder_layers=2, encoder_embed_dim=32,
+                               encoder_ffn_embed_dim=64, encoder_attention_heads=4, activation_fn="gelu",
+                               dropout=0.0, attention_dropout=0.0, max_positions=64,
+                               separate_embeddings=False, separate_layers=1)
+    mlm_model.base_architecture(margs)
+    enc = mlm_model.XlingMLMEncoder(margs, d, len(LANGS), None)
+    ckpt = tmp_path / "checkpoint_best.pt"
+    torch.save({"cfg": {"model": margs, "task": argparse.Namespace(data=str(data_dir), languages="en,fr")},
+                "model": {f"encoder.{k}": v for k, v in enc.state_dict().items()}}, ckpt)
+    return ckpt, bpe_dir, data_dir
+
+
+def test_run_finetune_job_with_checkpoint_and_bpe(ner_dir, job_inputs, tmp_path):
+    """The Snakemake job's path: load_encoder, SubwordTokenizer, result.json written atomically."""
+    import json
+
+    from xling.finetune import run_finetune
+
+    ckpt, bpe_dir, _ = job_inputs
+    out = tmp_path / "finetune" / "default" / "en-fr" / "ner" / "bs16_lr0.003" / "result.json"
+    res = run_finetune("ner", ckpt, bpe_dir, ner_dir, "en", "fr", {"batch_size": 16, "lr": 3e-3}, 3, out,
+                       seed=1, max_seq_len=64, meta={"setting": "default"})
+    saved = json.loads(out.read_text())
+    assert saved["tgt_test"] == pytest.approx(res["tgt_test"]) and saved["meta"] == {"setting": "default"}
+    assert saved["en_dev"] > 60, saved["history"]
+    assert not list(out.parent.glob(".*tmp"))
+
+
+def test_finetune_workflow_script(ner_dir, job_inputs, tmp_path):
+    """workflow/scripts/finetune.py with the objects Snakemake injects."""
+    import json
+    import runpy
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from snakemake.iocontainers import Namedlist
+
+    ckpt, bpe_dir, data_dir = job_inputs
+    out = tmp_path / "r" / "result.json"
+    sm = SimpleNamespace(
+        input=Namedlist(fromdict={"checkpoint": str(ckpt), "bpe": str(bpe_dir / "bpe.json"),
+                                  "dictionary": str(data_dir / "dict.txt")}),
+        output=Namedlist(fromdict={"result": str(out)}),
+        params=Namedlist(fromdict={"task": "ner", "task_dir": str(ner_dir), "src": "en", "tgt": "fr",
+                                   "task_dirs": ["en", "fr"], "hp": {"batch_size": 16, "lr": 3e-3},
+                                   "epochs": 1, "seed": 1, "max_seq_len": 64, "schedule": "warmup_linear",
+                                   "warmup_fraction": 0.1, "epoch_size": None, "stanford_home": None,
+                                   "meta": {"setting": "default", "pair": "en-fr"}}),
+        threads=1, resources=Namedlist(fromdict={"gpu": 0}), log=[str(tmp_path / "log" / "ft.log")],
+        config={"languages": {"en": {"moses": "en", "segmenter": "none"}, "fr": {"moses": "fr", "segmenter": "none"}},
+                "preprocess": {"lowercase_and_remove_accent": False}},
+    )
+    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "finetune.py"
+    runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
+    rec = json.loads(out.read_text())
+    assert rec["epochs"] == 1 and rec["schedule"] == "warmup_linear" and rec["meta"]["pair"] == "en-fr"
+    assert "epoch 1:" in (tmp_path / "log" / "ft.log").read_text()

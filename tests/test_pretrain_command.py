@@ -1,0 +1,104 @@
+"""The generated fairseq-train command lines carry the paper's hyperparameters (3.1) and
+each Table 1 separation option."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xling.errors import ConfigError
+from xling.pretrain.command import fairseq_train_command, max_updates
+from xling.pretrain.fairseq_plugin import USER_DIR
+from xling.pretrain.inprocess import parse_command
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+
+
+def opts(cmd):
+    """argv -> {option: value or True}."""
+    out, i = {}, 2
+    while i < len(cmd):
+        key = cmd[i]
+        assert key.startswith("--"), key
+        if i + 1 < len(cmd) and not cmd[i + 1].startswith("--"):
+            out[key] = cmd[i + 1]
+            i += 2
+        else:
+            out[key] = True
+            i += 1
+    return out
+
+
+def paper_command(setting="default", cpu=False, n_gpus=8, **kw):
+    return fairseq_train_command("R/bin/x/en-fr", "R/pretrain/x/en-fr", CONFIG["settings"][setting],
+                                 CONFIG["model"], CONFIG["pretrain"], ["en", "fr"], n_gpus=n_gpus, cpu=cpu, **kw)
+
+
+def test_paper_hyperparameters():
+    cmd = paper_command()
+    o = opts(cmd)
+    assert cmd[0] == "fairseq-train" and cmd[1] == "R/bin/x/en-fr"
+    assert o["--user-dir"] == USER_DIR and Path(USER_DIR, "__init__.py").exists()
+    assert o["--encoder-layers"] == "8" and o["--encoder-attention-heads"] == "12"
+    assert o["--encoder-embed-dim"] == "768" and o["--encoder-ffn-embed-dim"] == "3072"
+    assert o["--activation-fn"] == "gelu" and float(o["--dropout"]) == 0.1
+    assert o["--optimizer"] == "adam" and o["--lr-scheduler"] == "inverse_sqrt"
+    assert float(o["--lr"]) == 1e-4 and o["--warmup-updates"] == "30000"
+    assert o["--tokens-per-sample"] == "256" and o["--sample-break-mode"] == "none"
+    assert o["--batch-size"] == "96"
+    assert int(o["--max-update"]) == 200 * 200_000
+    assert int(o["--validate-interval-updates"]) == 200_000
+    assert float(o["--mask-prob"]) == 0.15
+    assert float(o["--leave-unmasked-prob"]) == 0.1 and float(o["--random-token-prob"]) == 0.1
+    assert float(o["--multilang-sampling-alpha"]) == 0.7
+    assert o["--seed"] == "1" and o["--save-dir"] == "R/pretrain/x/en-fr"
+    assert o["--fp16"] is True and "--cpu" not in o
+    assert o["--distributed-world-size"] == "8"
+    # English dev loss is the first validation subset: it selects checkpoint_best.pt
+    assert o["--valid-subset"] == "valid_en,valid_fr" and o["--best-checkpoint-metric"] == "loss"
+    assert o["--one-language-batches"] is True
+    assert "--separate-embeddings" not in o and o["--separate-layers"] == "0"
+
+
+def test_cpu_runs_fp32_and_seed_override():
+    o = opts(paper_command(cpu=True, n_gpus=0, seed=2))
+    assert o["--cpu"] is True and "--fp16" not in o and "--bf16" not in o
+    assert o["--seed"] == "2" and "--distributed-world-size" not in o
+
+
+@pytest.mark.parametrize("name", list(CONFIG["settings"]))
+def test_separation_options(name):
+    sep = CONFIG["settings"][name]["separate"]
+    o = opts(paper_command(name))
+    assert ("--separate-embeddings" in o) == sep["embeddings"]
+    # in-language random words and the per-language softmax come with separate embeddings
+    assert ("--in-language-replacement" in o) == sep["embeddings"]
+    assert ("--language-vocab-mask" in o) == sep["embeddings"]
+    assert int(o["--separate-layers"]) == sep["layers"]
+    assert ("--find-unused-parameters" in o) == (sep["embeddings"] or sep["layers"] > 0)
+
+
+@pytest.mark.parametrize("name", ["default", "sep_emb_l1_6"])
+def test_command_parses_with_fairseq(name):
+    cmd = paper_command(name, cpu=True, n_gpus=0)
+    cfg = parse_command(cmd)
+    sep = CONFIG["settings"][name]["separate"]
+    assert cfg.model.encoder_layers == 8 and cfg.model.separate_layers == sep["layers"]
+    assert cfg.model.separate_embeddings == sep["embeddings"]
+    assert cfg.optimization.max_update == max_updates(CONFIG["pretrain"])
+    assert cfg.dataset.batch_size == 96 and cfg.task.languages == "en,fr"
+    assert tuple(eval(cfg.optimizer.adam_betas)) == (0.9, 0.98)
+
+
+def test_monolingual_and_bad_options():
+    o = opts(fairseq_train_command("d", "s", {"separate": {"embeddings": False, "layers": 0}}, CONFIG["model"],
+                                   CONFIG["pretrain"], ["en"], n_gpus=1, cpu=False, seed=2))
+    assert o["--valid-subset"] == "valid_en" and o["--languages"] == "en" and o["--seed"] == "2"
+    with pytest.raises(ConfigError):
+        fairseq_train_command(
+            "d", "s", {"separate": {"embeddings": False, "layers": 9}}, CONFIG["model"], CONFIG["pretrain"],
+            ["en", "fr"], n_gpus=0, cpu=True)
+    bad = dict(CONFIG["pretrain"], save_interval_updates=7)
+    with pytest.raises(ConfigError, match="multiple"):
+        fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], bad, ["en", "fr"], 0, True)

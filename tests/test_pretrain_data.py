@@ -1,0 +1,100 @@
+"""The plugin task's data: BERT masking statistics, in-language random words,
+one-language batches and language sampling by sentence share^0.7."""
+
+import numpy as np
+import pytest
+import torch
+
+from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.inprocess import build
+from xling.pretrain.sampling import language_sampling_probs
+from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+
+N_TRAIN = {"en": 800, "fr": 200}
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return write_toy_data(tmp_path_factory.mktemp("bin") / "en-fr", ["en", "fr"], n_train=N_TRAIN, seed=3)
+
+
+def make_task(data_dir, tmp_path, sep_emb, one_language_batches=True):
+    setting = {"separate": {"embeddings": sep_emb, "layers": 0}}
+    pre = dict(TINY_PRETRAIN, one_language_batches=one_language_batches)
+    cmd = fairseq_train_command(data_dir, tmp_path / "ck", setting, TINY_MODEL, pre, ["en", "fr"], 0, True)
+    return build(cmd)[1]
+
+
+def masking_counts(task, lang):
+    """Counts over one language's (non-resampled) training streams."""
+    split = f"train_{lang}"
+    task.load_dataset(split)
+    ds = task.dataset(split)
+    pad, mask = task.source_dictionary.pad(), task.mask_idx
+    c = dict(tokens=0, selected=0, masked=0, kept=0, random=0)
+    randoms = []
+    for i in range(len(ds)):
+        item = ds[i]
+        src, tgt = item["net_input.src_tokens"], item["target"]  # flattened keys
+        sel = tgt.ne(pad)
+        c["tokens"] += int(src.ne(pad).sum())
+        c["selected"] += int(sel.sum())
+        c["masked"] += int((sel & src.eq(mask)).sum())
+        c["kept"] += int((sel & src.eq(tgt)).sum())
+        rnd = sel & src.ne(mask) & src.ne(tgt)
+        c["random"] += int(rnd.sum())
+        randoms.append(src[rnd])
+    return c, torch.cat(randoms)
+
+
+@pytest.mark.parametrize("sep_emb", [False, True])
+def test_masking_statistics(data_dir, tmp_path, sep_emb):
+    task = make_task(data_dir, tmp_path, sep_emb)
+    d = task.source_dictionary
+    vocab = {lang: {d.index(l.split()[0]) for l in open(data_dir / f"dict.{lang}.txt")} for lang in ("en", "fr")}
+    for lang, other in (("en", "fr"), ("fr", "en")):
+        c, randoms = masking_counts(task, lang)
+        assert c["selected"] / c["tokens"] == pytest.approx(0.15, abs=0.01)
+        assert c["masked"] / c["selected"] == pytest.approx(0.8, abs=0.04)
+        # a random draw can hit the original word: allow for that in "kept"
+        assert c["kept"] / c["selected"] == pytest.approx(0.1, abs=0.03)
+        assert c["random"] / c["selected"] == pytest.approx(0.1, abs=0.03)
+        drawn = set(randoms.tolist())
+        assert task.mask_idx not in drawn and not any(t < d.nspecial for t in drawn)
+        assert not any(d[t].startswith("madeupword") for t in drawn)
+        own_only = vocab[lang] - vocab[other]  # the "num*" words are shared by both toy languages
+        other_only = vocab[other] - vocab[lang]
+        if sep_emb:
+            assert drawn <= vocab[lang]
+        else:
+            # shared vocabulary: random words come from both languages (paper: "could be foreign")
+            assert drawn & other_only and drawn & own_only
+
+
+def test_one_language_batches_and_sampling_alpha(data_dir, tmp_path):
+    task = make_task(data_dir, tmp_path, sep_emb=False)
+    alpha = TINY_PRETRAIN["sampling_alpha"]
+    expected = language_sampling_probs([N_TRAIN["en"], N_TRAIN["fr"]], alpha)
+    streams = np.zeros(2)
+    batches = np.zeros(2)
+    for epoch in (1, 2, 3):
+        task.load_dataset("train", epoch=epoch)
+        itr = task.get_batch_iterator(task.dataset("train"), max_sentences=16, seed=1, epoch=epoch)
+        for batch in itr.next_epoch_itr(shuffle=True):
+            ids = batch["net_input"]["src_lang_id"]
+            assert ids.eq(ids[0]).all(), "a batch mixed languages"
+            streams[int(ids[0])] += len(ids)
+            batches[int(ids[0])] += 1
+    assert streams / streams.sum() == pytest.approx(expected, abs=0.01)
+    assert batches / batches.sum() == pytest.approx(expected, abs=0.03)
+    # and not the unsmoothed share (alpha = 1)
+    share = np.array([N_TRAIN["en"], N_TRAIN["fr"]]) / sum(N_TRAIN.values())
+    assert abs(streams[1] / streams.sum() - share[1]) > 0.05
+
+
+def test_mixed_batches_when_asked(data_dir, tmp_path):
+    task = make_task(data_dir, tmp_path, sep_emb=False, one_language_batches=False)
+    task.load_dataset("train")
+    itr = task.get_batch_iterator(task.dataset("train"), max_sentences=16, seed=1)
+    mixed = sum(int(b["net_input"]["src_lang_id"].unique().numel() > 1) for b in itr.next_epoch_itr(shuffle=True))
+    assert mixed > 0

@@ -1,0 +1,139 @@
+"""Report on a directory of hand-written result.json files: expected numbers computed by hand."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from xling.errors import InputError
+from xling.report import build_report
+from xling.report.aggregate import top_k_mean
+from xling.report.render import fmt_delta, published_table1
+
+SETTINGS = ["default", "no_anchors", "sep_l1_6"]
+LABELS = {"default": "Default", "no_anchors": "No anchors", "sep_l1_6": "Sep L1-6"}
+PAIRS = ["en-fr", "en-ru"]
+TASKS = ["xnli", "ner"]
+
+# (setting, pair, task): [(en_dev, tgt_test), ...]
+CELLS = {
+    ("default", "en-fr", "xnli"): [(80, 70), (82, 72), (79, 90)],  # best two by dev: 72, 70 -> 71.0
+    ("default", "en-ru", "xnli"): [(70, 60), (75, 64), (72, 62)],  # 64, 62 -> 63.0; Default avg 67.0
+    ("no_anchors", "en-fr", "xnli"): [(81, 69), (78, 50)],  # 59.5
+    ("no_anchors", "en-ru", "xnli"): [(70, 62.5)],  # one cell only -> 62.5; avg 61.0 -> delta -6.0
+    ("sep_l1_6", "en-fr", "xnli"): [(60, 33.3), (61, 35.1)],  # 34.2; ru missing -> delta missing
+    ("default", "en-fr", "ner"): [(90, 55.5), (91, 56.5)],  # 56.0
+    ("default", "en-ru", "ner"): [(90, 40)],  # 40.0
+}
+
+
+@pytest.fixture()
+def finetune_dir(tmp_path):
+    root = tmp_path / "finetune"
+    for (setting, pair, task), cells in CELLS.items():
+        for i, (dev, test) in enumerate(cells):
+            p = root / setting / pair / task / f"bs{i}_lr1e-05" / "result.json"
+            p.parent.mkdir(parents=True)
+            p.write_text(json.dumps({"en_dev": dev, "tgt_test": test, "task": task}), encoding="utf-8")
+    return root
+
+
+def test_top_k_mean_definition():
+    assert top_k_mean([(1, 10), (3, 30), (2, 20)], 2) == pytest.approx(25)
+    assert top_k_mean([(1, 10)], 2) == pytest.approx(10)
+    assert top_k_mean([], 2) is None
+
+
+def test_report_tables(finetune_dir, tmp_path):
+    out = tmp_path / "report"
+    build_report(finetune_dir, out, SETTINGS, LABELS, PAIRS, TASKS, top_k=2, note="(synthetic testbed)")
+    md = (out / "table1.md").read_text(encoding="utf-8")
+    assert "| Default | 71.0 | 63.0 | 0.0 | 56.0 | 40.0 | 0.0 |" in md
+    assert "| No anchors | 59.5 | 62.5 | -6.0 | – | – | – |" in md
+    assert "| Sep L1-6 | 34.2 | – | – | – | – | – |" in md
+    assert md.index("| Default") < md.index("| No anchors") < md.index("| Sep L1-6")  # config order
+    assert "synthetic testbed" in md
+
+    rows = list(csv.DictReader((out / "table1.csv").open(encoding="utf-8")))
+    assert [r["model"] for r in rows] == ["Default", "No anchors", "Sep L1-6"]
+    assert float(rows[1]["xnli_delta"]) == pytest.approx(-6.0)
+    assert rows[2]["xnli_ru"] == "" and rows[2]["xnli_delta"] == ""
+
+    tex = (out / "table1.tex").read_text(encoding="utf-8")
+    assert r"Default & 71.0 & 63.0 & 0.0 & 56.0 & 40.0 & 0.0 \\" in tex
+    assert r"\begin{tabular}" in tex and r"\end{tabular}" in tex
+
+    pub = published_table1()
+    comp = {(r["setting"], r["task"], r["column"]): r
+            for r in csv.DictReader((out / "table1_vs_paper.csv").open(encoding="utf-8"))}
+    r = comp[("default", "xnli", "fr")]
+    assert float(r["published"]) == pytest.approx(pub["Default"]["xnli_fr"])
+    assert float(r["difference"]) == pytest.approx(71.0 - pub["Default"]["xnli_fr"])
+    r = comp[("no_anchors", "xnli", "delta")]
+    assert float(r["difference"]) == pytest.approx(-6.0 - pub["No anchors"]["xnli_delta"])
+    assert comp[("sep_l1_6", "xnli", "ru")]["reproduced"] == ""  # missing stays missing
+    assert comp[("sep_l1_6", "xnli", "ru")]["difference"] == ""
+    vs_md = (out / "table1_vs_paper.md").read_text(encoding="utf-8")
+    assert f"| Default | 71.0 / {pub['Default']['xnli_fr']:.1f} ({71.0 - pub['Default']['xnli_fr']:+.1f})" in vs_md
+
+    for name in ("figure3.png", "figure3.pdf"):
+        data = (out / name).read_bytes()
+        assert len(data) > 1000
+    assert (out / "figure3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "figure3.pdf").read_bytes()[:5] == b"%PDF-"
+
+    # Regenerating gives identical files.
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    build_report(finetune_dir, out, SETTINGS, LABELS, PAIRS, TASKS, top_k=2, note="(synthetic testbed)")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_top_1_changes_the_selection(finetune_dir, tmp_path):
+    build_report(finetune_dir, tmp_path, SETTINGS, LABELS, PAIRS, TASKS, top_k=1)
+    md = (tmp_path / "table1.md").read_text(encoding="utf-8")
+    # default xnli: best-dev cells only: fr 72, ru 64
+    assert "| Default | 72.0 | 64.0 | 0.0 |" in md
+
+
+def test_delta_format():
+    assert fmt_delta(1.84) == "+1.8" and fmt_delta(-22.6) == "-22.6" and fmt_delta(-0.02) == "0.0"
+    assert fmt_delta(None) == "–"
+
+
+def test_published_copy_matches_reference():
+    pub = published_table1()
+    assert len(pub) == 10 and pub["Sep Emb + L1-6"]["ner_zh"] == pytest.approx(1.0)
+
+
+def test_bad_result_names_file(finetune_dir, tmp_path):
+    bad = finetune_dir / "default" / "en-fr" / "xnli" / "bs9" / "result.json"
+    bad.parent.mkdir()
+    bad.write_text('{"en_dev": "n/a", "tgt_test": 1}', encoding="utf-8")
+    with pytest.raises(InputError, match="result.json.*en_dev"):
+        build_report(finetune_dir, tmp_path / "r", SETTINGS, LABELS, PAIRS, TASKS)
+
+
+def test_report_workflow_script(finetune_dir, tmp_path):
+    """workflow/scripts/report.py with the objects Snakemake injects."""
+    import runpy
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from snakemake.iocontainers import Namedlist
+
+    out = tmp_path / "report"
+    names = ["table1_md", "table1_csv", "table1_tex", "vs_md", "vs_csv", "fig_png", "fig_pdf"]
+    files = ["table1.md", "table1.csv", "table1.tex", "table1_vs_paper.md", "table1_vs_paper.csv",
+             "figure3.png", "figure3.pdf"]
+    sm = SimpleNamespace(
+        input=Namedlist(fromdict={"results": [str(p) for p in sorted(finetune_dir.glob("*/*/*/*/result.json"))]}),
+        output=Namedlist(fromdict={n: str(out / f) for n, f in zip(names, files)}),
+        params=Namedlist(fromdict={"settings": SETTINGS, "labels": LABELS, "pairs": PAIRS, "tasks": TASKS,
+                                   "top_k": 2, "baseline": "default", "source": "en", "note": ""}),
+    )
+    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "report.py"
+    runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
+    assert sorted(p.name for p in out.iterdir()) == sorted(files)
+    assert "| Default | 71.0 | 63.0 | 0.0 |" in (out / "table1.md").read_text(encoding="utf-8")

@@ -1,0 +1,222 @@
+"""Profiles, resource mapping and the local-SLURM config writer (no root, no daemons)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xling.cluster import local_slurm as ls
+from xling.cluster.resources import rule_resources, rule_threads
+from xling.cluster.slurm_run import PROFILES_DIR, REPO_ROOT, parse_submissions, snakemake_command
+from xling.errors import ConfigError, InputError
+
+SLURMD_C = "NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=24105\nUpTime=0-00:07:49\n"
+
+
+def load_profile(name: str) -> dict:
+    return yaml.safe_load((PROFILES_DIR / name / "config.yaml").read_text())
+
+
+# --- slurmd -C / slurm.conf -------------------------------------------------------------------
+
+
+def test_parse_node_line_reads_fields():
+    node = ls.parse_node_line(SLURMD_C)
+    assert node["NodeName"] == "vm"
+    assert node["CPUs"] == "2" and node["RealMemory"] == "24105"
+
+
+@pytest.mark.parametrize("text", ["", "UpTime=1\n", "NodeName=vm CPUs=2\n"])
+def test_parse_node_line_rejects_bad_output(text):
+    with pytest.raises(InputError, match="slurmd -C"):
+        ls.parse_node_line(text)
+
+
+def test_node_definition_reserves_memory_and_declares_gpus():
+    node = ls.parse_node_line(SLURMD_C)
+    line = ls.node_definition(node, gpus=2, mem_reserve_mb=100)
+    fields = dict(t.split("=", 1) for t in line.split())
+    assert fields["RealMemory"] == str(24105 - 100)
+    assert fields["Gres"] == "gpu:2"
+    assert fields["CoresPerSocket"] == "2"
+    assert "Gres" not in ls.node_definition(node, gpus=0)
+
+
+def test_slurm_conf_has_the_keys_a_cgroupless_accountingless_node_needs(tmp_path):
+    node = ls.parse_node_line(SLURMD_C)
+    text = ls.slurm_conf_text(
+        cluster_name="t", control_host="vm", node_line=ls.node_definition(node, 1), node_name="vm",
+        ctld_port=7001, slurmd_port=7002, root=tmp_path, munge_socket=tmp_path / "m.sock", gpus=1,
+    )
+    conf = dict(line.split("=", 1) for line in text.splitlines() if not line.startswith(("NodeName", "PartitionName")))
+    assert conf["ProctrackType"] == "proctrack/linuxproc"
+    assert conf["TaskPlugin"] == "task/none"
+    assert conf["SelectType"] == "select/cons_tres"
+    assert conf["SelectTypeParameters"] == "CR_Core_Memory"
+    assert conf["AccountingStorageType"] == "accounting_storage/none"
+    assert conf["AuthInfo"] == f"socket={tmp_path / 'm.sock'}"
+    assert conf["GresTypes"] == "gpu"
+    assert conf["SlurmctldPort"] == "7001" and conf["SlurmdPort"] == "7002"
+    # every path the daemons write is inside the harness dir
+    for key in ("StateSaveLocation", "SlurmdSpoolDir", "SlurmctldPidFile", "SlurmdPidFile", "SlurmctldLogFile"):
+        assert Path(conf[key]).is_relative_to(tmp_path), key
+    # squeue must still list finished jobs when the plugin polls (3 x init seconds of the test profile)
+    test_profile = load_profile("slurm-test")
+    assert int(conf["MinJobAge"]) >= 3 * test_profile["slurm-init-seconds-before-status-checks"]
+    assert int(conf["MinJobAge"]) >= 3 * 40  # and for the plugin's default init interval
+
+
+def test_gres_conf_one_line_per_gpu_file(tmp_path):
+    files = [tmp_path / "g0", tmp_path / "g1"]
+    lines = ls.gres_conf_text("vm", files).splitlines()
+    assert lines == [f"NodeName=vm Name=gpu File={files[0]}", f"NodeName=vm Name=gpu File={files[1]}"]
+    assert ls.gres_conf_text("vm", []) == ""
+
+
+def test_read_pid_and_pid_alive(tmp_path):
+    pf = tmp_path / "x.pid"
+    assert ls.read_pid(pf) is None
+    pf.write_text(f"{os.getpid()}\n")
+    assert ls.read_pid(pf) == os.getpid()
+    assert ls.pid_alive(os.getpid())
+    pf.write_text("garbage")
+    with pytest.raises(InputError, match="process id"):
+        ls.read_pid(pf)
+
+
+# --- resources ---------------------------------------------------------------------------------
+
+PAPER_CONFIG = yaml.safe_load((REPO_ROOT / "config" / "config.yaml").read_text())
+
+
+def test_pretrain_resources_from_paper_config():
+    spec = PAPER_CONFIG["rule_resources"]["pretrain"]
+    res = rule_resources(PAPER_CONFIG, "pretrain")
+    assert res["gpu"] == spec["gpus"] and res["nodes"] == 1
+    assert res["cpus_per_task"] == spec["cpus"] == rule_threads(PAPER_CONFIG, "pretrain")
+    assert res["mem_mb"] == spec["mem_mb"] and res["runtime"] == spec["runtime"]
+    assert "tasks" not in res  # would become --ntasks-per-gpu
+
+
+def test_cpu_rules_request_no_gpu_and_nulls_are_dropped():
+    for family, spec in PAPER_CONFIG["rule_resources"].items():
+        res = rule_resources(PAPER_CONFIG, family)
+        assert ("gpu" in res) == (spec["gpus"] > 0), family
+        assert "slurm_partition" not in res and "slurm_account" not in res  # null in the paper config
+
+
+def test_site_and_family_overrides():
+    cfg = {
+        "cluster": {"slurm_partition": "gpu", "slurm_account": "proj1", "gpu_model": "v100"},
+        "rule_resources": {
+            "finetune": {"cpus": 5, "mem_mb": 1000, "runtime": 10, "gpus": 1, "slurm_partition": "short"},
+            "report": {"cpus": 1, "mem_mb": 100, "runtime": 5, "gpus": 0, "slurm_extra": "--qos=low"},
+        },
+    }
+    ft = rule_resources(cfg, "finetune")
+    assert ft["slurm_partition"] == "short" and ft["slurm_account"] == "proj1" and ft["gpu_model"] == "v100"
+    rep = rule_resources(cfg, "report")
+    assert rep["slurm_partition"] == "gpu" and rep["slurm_extra"] == "--qos=low"
+    assert "gpu_model" not in rep and "gpu" not in rep
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ({"cpus": 1, "mem_mb": 1, "runtime": 1}, "missing gpus"),
+        ({"cpus": 0, "mem_mb": 1, "runtime": 1, "gpus": 0}, "at least 1"),
+        ({"cpus": 1, "mem_mb": "1G", "runtime": 1, "gpus": 0}, "non-negative integer"),
+        ({"cpus": 1, "mem_mb": 1, "runtime": 1, "gpus": True}, "non-negative integer"),
+    ],
+)
+def test_bad_resource_specs(spec, match):
+    with pytest.raises(ConfigError, match=match):
+        rule_resources({"rule_resources": {"x": spec}}, "x")
+    with pytest.raises(ConfigError, match="no entry"):
+        rule_resources({"rule_resources": {}}, "x")
+
+
+# --- profiles ----------------------------------------------------------------------------------
+
+
+def _plugin_option_names() -> set[str]:
+    from dataclasses import fields
+
+    from snakemake_executor_plugin_slurm import ExecutorSettings
+
+    return {"slurm-" + f.name.replace("_", "-") for f in fields(ExecutorSettings)}
+
+
+def _snakemake_option_names() -> set[str]:
+    from snakemake.cli import get_argument_parser
+
+    parser = get_argument_parser()
+    return {opt.lstrip("-") for action in parser._actions for opt in action.option_strings if opt.startswith("--")}
+
+
+@pytest.mark.parametrize("name", ["slurm", "slurm-test", "local"])
+def test_profile_keys_are_real_options(name):
+    profile = load_profile(name)
+    known = _plugin_option_names() | _snakemake_option_names()
+    unknown = sorted(k for k in profile if k not in known)
+    assert not unknown, f"profiles/{name}: unknown options {unknown}"
+
+
+def test_slurm_profile_settings():
+    p = load_profile("slurm")
+    assert p["executor"] == "slurm"
+    assert p["slurm-requeue"] is True and p["retries"] >= 1
+    assert p["slurm-status-command"] in ("sacct", "squeue")
+    t = load_profile("slurm-test")
+    assert t["slurm-status-command"] == "squeue"
+    assert "slurm-account" not in t and "slurm_account" not in str(t.get("default-resources", ""))
+
+
+def test_local_profile_limits_gpu_resource():
+    p = load_profile("local")
+    assert "executor" not in p or p["executor"] == "local"
+    assert p["resources"]["gpu"] >= 0
+
+
+def test_bare_profile_name_resolves_from_repo_root(tmp_path, monkeypatch):
+    """Snakemake 9 looks up a bare `--profile NAME` in the cwd, then the user and site config dirs
+    (never in ./profiles/): the repo-root link `slurm -> profiles/slurm` makes the README's
+    `snakemake --profile slurm all` work. Checked with Snakemake's own resolver."""
+    from snakemake.cli import get_profile_dir
+
+    (tmp_path / "profiles").symlink_to(PROFILES_DIR)
+    monkeypatch.chdir(tmp_path)
+    assert get_profile_dir("slurm") is None or Path(get_profile_dir("slurm")[0]).resolve() != (PROFILES_DIR / "slurm").resolve()
+    (tmp_path / "slurm").symlink_to("profiles/slurm")
+    found_dir, found_file = get_profile_dir("slurm")
+    assert Path(found_file).resolve() == (PROFILES_DIR / "slurm" / "config.yaml").resolve()
+
+
+def test_repo_root_slurm_link_when_present():
+    link = REPO_ROOT / "slurm"
+    if not link.exists():
+        pytest.skip("repo-root link `slurm -> profiles/slurm` not created yet (lead: ln -s profiles/slurm slurm)")
+    assert link.resolve() == (PROFILES_DIR / "slurm").resolve()
+
+
+# --- runner ------------------------------------------------------------------------------------
+
+
+def test_parse_submissions():
+    out = (
+        "Job 1 has been submitted with SLURM jobid 17 (log: /w/logs/slurm/rule_prep/17.log).\n"
+        "noise\nJob 2 has been submitted with SLURM jobid 18 (log: /w/logs/slurm/rule_train/a/18.log).\n"
+    )
+    jobs = parse_submissions(out)
+    assert [(j.snakemake_jobid, j.slurm_jobid, j.rule) for j in jobs] == [(1, "17", "prep"), (2, "18", "train")]
+    assert jobs[1].log == Path("/w/logs/slurm/rule_train/a/18.log")
+
+
+def test_snakemake_command_runs_under_timeout_kill():
+    cmd = snakemake_command(["t1"], "c.yaml", ["--forcerun", "t1"], timeout_s=30)
+    assert cmd[:4] == ["timeout", "-k", "10", "30"]
+    assert cmd[-2:] == ["--", "t1"]
+    assert cmd.count("--profile") == 2

@@ -1,0 +1,25 @@
+"""Snakemake script for the `binarize` and `binarize_mono` rules (xling.binarize).
+
+input:  manifest = <bpe dir>/bpe.json (the .bpe files live beside it)
+params: languages (ordered)
+output: shared_dict = <bin dir>/dict.txt (the other outputs live beside it)
+"""
+
+from pathlib import Path
+
+try:
+    import _setup  # noqa: F401
+except ImportError:
+    pass
+
+from xling.binarize import binarize
+
+
+def main(sm) -> None:
+    info = binarize(Path(sm.input.manifest).parent, Path(sm.output.shared_dict).parent, list(sm.params.languages),
+                    workers=sm.threads)
+    print(f"{sm.output.shared_dict}: {info}")
+
+
+if "snakemake" in globals():
+    main(snakemake)  # noqa: F821

@@ -1,0 +1,15 @@
+"""Snakemake script: tokenised shards -> filtered, deduplicated train/valid/test split.
+
+With input ``match_train`` (Wiki-CC), the train split is capped at that file's line count."""
+
+from xling.preprocess.logs import log_result
+from xling.preprocess.split import SplitSettings, count_lines, merge_and_split
+
+sm = snakemake  # noqa: F821
+match = sm.input.get("match_train")
+counts = merge_and_split(
+    list(sm.input.shards), sm.output.train, sm.output.valid, sm.output.test,
+    SplitSettings.from_config(sm.config["preprocess"]),
+    train_lines=count_lines(match) if match else None,
+)
+log_result(sm, counts)

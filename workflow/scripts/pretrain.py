@@ -1,0 +1,20 @@
+"""Snakemake script of rule pretrain / pretrain_mono: one MLM pretraining job."""
+
+from pathlib import Path
+
+from xling.pretrain.run import pretrain_job
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
+
+pretrain_job(
+    data_dir=Path(snakemake.input.dictionary).parent,
+    done_path=snakemake.output.done,
+    setting=dict(snakemake.params.setting),
+    model=dict(snakemake.params.model),
+    pretrain=dict(snakemake.params.pretrain),
+    languages=list(snakemake.params.languages),
+    gpus=int(snakemake.resources.get("gpus", 0)),
+    seed=snakemake.params.seed,
+    # loader workers beside the trainer; on 1-2 cores loading in the main process is faster
+    num_workers=min(8, int(snakemake.threads) - 1),
+)
