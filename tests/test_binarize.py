@@ -92,8 +92,7 @@ def test_multilingual_masked_lm_task_loads_it(bin_dir, bpe_dir):
     task = tasks.setup_task(args)
     task.load_dataset("valid")
     ds = task.datasets["valid"]
-    # one dataset per language sub-folder, each with blocks of at most 32 tokens (+ <s>)
-    assert len(ds.datasets) == 2 and all(len(d) > 0 for d in ds.datasets)
+    # both language sub-folders, cut into blocks of at most 32 tokens (+ <s>)
     n_tokens = sum(len(line.split()) + 1 for l in ("en", "fr")
                    for line in (bpe_dir / f"{l}.valid.bpe").read_text().splitlines())
-    assert len(ds) >= n_tokens // 33
+    assert len(ds) >= n_tokens // 33 > 0

@@ -170,3 +170,16 @@ def test_parallel_workers_give_identical_files(tmp_path, texts, built):
     build_bpe(tmp_path / "par", "per_language_prefixed", 200, texts, workers=2)
     for name in ("codes.en", "codes.fr", "en.train.bpe", "fr.valid.bpe", "anchors.json"):
         assert (tmp_path / "par" / name).read_bytes() == (built["per_language_prefixed"] / name).read_bytes()
+
+
+def test_canonical_setting_on_paper_config():
+    from xling.bpe import canonical_setting
+    from xling.config import load_yaml
+    from xling.config import REPO
+    settings = load_yaml(REPO / "config" / "config.yaml")["settings"]
+    canon = {s: canonical_setting(settings, s) for s in settings}
+    # the Sep* rows change parameters, not data: they reuse Default anchors' BPE
+    for s in ("sep_emb", "sep_l1_3", "sep_l1_6", "sep_emb_l1_3", "sep_emb_l1_6"):
+        assert canon[s] == "default_anchors"
+    for s in ("default", "wiki_cc", "no_anchors", "default_anchors", "extra_anchors"):
+        assert canon[s] == s

@@ -215,3 +215,26 @@ def test_codeswitch_pair_writes_files_and_report(tmp_path):
         text = (tmp_path / "out" / f"{lang}.train.txt").read_text().split()
         assert any(t.startswith(other) for t in text)  # words of the other language came in
         assert on_disk["languages"][lang]["max_batch_fraction"] <= 0.15
+
+
+def test_lowercase_fallback_for_capitalised_words():
+    pairs = {("the cat", "le chat"): 1, ("dog", "chien"): 1, ("Paris", "Lutèce"): 1}
+    on = PhraseDictionary(pairs, lowercase_fallback=True)
+    off = PhraseDictionary(pairs)
+    line = "The cat and Dog saw Paris"
+    args = dict(seed=0, replace_prob=1.0, max_fraction=1.0)
+    assert list(codeswitch_lines([line], on, **args)) == ["le chat and chien saw Lutèce"]
+    assert list(codeswitch_lines([line], off, **args)) == ["The cat and Dog saw Lutèce"]
+
+
+def test_entries_tokenised_in_one_batch_and_merged():
+    from xling.codeswitch.dictionary import tokenize_pairs
+    calls = []
+
+    def tok(texts):
+        calls.append(list(texts))
+        return [t.replace("'", "' ") for t in texts]
+
+    out = tokenize_pairs({("l'homme", "the man"): 2, ("l' homme", "the man"): 1, ("x", "y"): 1}, tok, None)
+    assert out == {("l' homme", "the man"): 3, ("x", "y"): 1}
+    assert len(calls) == 1 and sorted(calls[0]) == ["l' homme", "l'homme", "x"]

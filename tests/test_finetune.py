@@ -177,6 +177,14 @@ def test_truncation_is_counted_and_all_words_scored(task_dir):
     assert 0.0 <= res["tgt_test"] <= 100.0
 
 
+def test_max_train_examples_caps_english_training(task_dir):
+    torch.manual_seed(0)
+    hp, _, _ = CASES["ner"]
+    res = finetune("ner", TinyEncoder(), per_word, task_dir / "ner", "en", "fr", hp, 1, seed=1, max_seq_len=64,
+                   max_train_examples=32)
+    assert res["examples"]["train"] == 32 and res["steps"] == 2  # 32 examples in batches of 16
+
+
 def test_freeze_returns_only_shared_parameters():
     enc = TinyEncoder()
     trainable = freeze_language_specific(enc)

@@ -87,7 +87,7 @@ rule fail:
 rule resumable:
     output: "out/resume_{name}.json"
     params: total=config.get("resume_steps", 12)
-    resources: **rule_resources(config, "train")
+    resources: **rule_resources(config, "prep")
     shell: "python train_steps.py ckpt/{wildcards.name}.step {output} {params.total} ckpt/{wildcards.name}.starts"
 '''
 
@@ -104,13 +104,17 @@ def cluster(tmp_path_factory):
     assert not any(c.running().values()), "harness left daemons running"
 
 
+def make_workdir(path: Path) -> Path:
+    (path / "Snakefile").write_text(SNAKEFILE)
+    (path / "config.yaml").write_text(yaml.safe_dump(CONFIG))
+    (path / "train_steps.py").write_text(TRAIN_STEPS)
+    (path / "job_env.py").write_text(JOB_ENV)
+    return path
+
+
 @pytest.fixture
 def workdir(tmp_path):
-    (tmp_path / "Snakefile").write_text(SNAKEFILE)
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(CONFIG))
-    (tmp_path / "train_steps.py").write_text(TRAIN_STEPS)
-    (tmp_path / "job_env.py").write_text(JOB_ENV)
-    return tmp_path
+    return make_workdir(tmp_path)
 
 
 def run(cluster, workdir, targets, extra=(), **kw):
@@ -118,15 +122,6 @@ def run(cluster, workdir, targets, extra=(), **kw):
         targets, workdir / "config.yaml", extra, workdir=workdir, snakefile=workdir / "Snakefile",
         env=cluster.env, **kw,
     )
-
-
-def wait_for(cond, timeout_s, what):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def read_step(path: Path) -> int:
@@ -168,13 +163,41 @@ def test_cpu_and_gpu_jobs_each_run_as_their_own_slurm_job(cluster, workdir):
     assert r2.jobs[0].slurm_jobid not in ids
     assert json.loads((workdir / "out/train_a.json").read_text())["job"] == r2.jobs[0].slurm_jobid
     assert (workdir / "out/prep.txt").stat().st_mtime_ns == prep_mtime
-    # A second target of the same rule runs alone too.
-    r3 = run(cluster, workdir, ["out/train_b.json"])
-    assert r3.returncode == 0 and [j.rule for j in r3.jobs] == ["train"]
 
 
-def test_failing_job_names_its_slurm_log(cluster, workdir):
-    r = run(cluster, workdir, ["out/fail.txt"], ["--retries", "0"])
+@pytest.fixture(scope="module")
+def failure_runs(cluster, tmp_path_factory):
+    """Three runs at once (the scheduler waits dominate, not the CPU): a failing job; a training job
+    that the scheduler cancels (scancel) after 3 steps; one that it requeues after 3 steps, as
+    preemption does. Returns the runs and the job ids acted on."""
+    dirs = {name: make_workdir(tmp_path_factory.mktemp(name)) for name in ("fail", "cancel", "requeue")}
+    procs = {
+        "fail": run(cluster, dirs["fail"], ["out/fail.txt"], ["--retries", "0"], background=True),
+        "cancel": run(cluster, dirs["cancel"], ["out/resume_x.json"], ["--retries", "1"], background=True),
+        "requeue": run(cluster, dirs["requeue"], ["out/resume_y.json"], ["--retries", "0"], background=True),
+    }
+    acted: dict[str, str] = {}
+    released = False
+    deadline = time.monotonic() + 150
+    while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
+        for name, step_file, starts in (("cancel", "ckpt/x.step", "ckpt/x.starts"), ("requeue", "ckpt/y.step", "ckpt/y.starts")):
+            if name not in acted and read_step(dirs[name] / step_file) >= 3:
+                job = json.loads((dirs[name] / starts).read_text().splitlines()[0])["job"]
+                cmd = ["scancel", job] if name == "cancel" else ["scontrol", "requeue", job]
+                subprocess.run(cmd, env=cluster.env, check=True)
+                acted[name] = job
+        job = acted.get("requeue")
+        if job and not released and squeue_states(cluster.env, [job]).get(job) == "PENDING":
+            # SLURM holds a requeued job ~2 minutes (BeginTime); release it now, as a free node would.
+            subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"], env=cluster.env, check=True)
+            released = True
+        time.sleep(0.2)
+    runs = {name: finish_run(p) for name, p in procs.items()}
+    return {"dirs": dirs, "runs": runs, "acted": acted, "released": released}
+
+
+def test_failing_job_names_its_slurm_log(cluster, failure_runs):
+    r, workdir = failure_runs["runs"]["fail"], failure_runs["dirs"]["fail"]
     assert r.returncode != 0 and not r.timed_out, r.output[-4000:]
     assert len(r.jobs) == 1
     log = r.jobs[0].log
@@ -184,16 +207,11 @@ def test_failing_job_names_its_slurm_log(cluster, workdir):
     assert not (workdir / "out/fail.txt").exists()
 
 
-def test_job_cancelled_by_scheduler_is_retried_and_resumes(cluster, workdir):
-    proc = run(cluster, workdir, ["out/resume_x.json"], ["--retries", "1"], background=True)
-    ckpt = workdir / "ckpt/x.step"
-    wait_for(lambda: read_step(ckpt) >= 3, 60, "3 training steps")
-    first = (workdir / "ckpt/x.starts").read_text().splitlines()
-    first_job = json.loads(first[0])["job"]
-    subprocess.run(["scancel", first_job], env=cluster.env, check=True)
-    r = finish_run(proc)
+def test_job_cancelled_by_scheduler_is_retried_and_resumes(cluster, failure_runs):
+    r, workdir = failure_runs["runs"]["cancel"], failure_runs["dirs"]["cancel"]
+    first_job = failure_runs["acted"]["cancel"]
     assert r.returncode == 0, r.output[-4000:]
-    assert [j.slurm_jobid for j in r.jobs][0] == first_job and len(r.jobs) == 2
+    assert len(r.jobs) == 2 and r.jobs[0].slurm_jobid == first_job
     second_job = r.jobs[1].slurm_jobid
     assert squeue_states(cluster.env, [first_job])[first_job] == "CANCELLED"
     starts = [json.loads(line) for line in (workdir / "ckpt/x.starts").read_text().splitlines()]
@@ -203,23 +221,17 @@ def test_job_cancelled_by_scheduler_is_retried_and_resumes(cluster, workdir):
     assert result["steps"] == 12 and result["resumed_from"] == starts[1]["from"] and result["job"] == second_job
 
 
-def test_preempted_job_is_requeued_and_resumes(cluster, workdir):
+def test_preempted_job_is_requeued_and_resumes(cluster, failure_runs):
     """`scontrol requeue` is what preemption does: same job id, back to the queue. Snakemake keeps
     waiting (no retry used) and the job resumes from its checkpoint when it starts again."""
-    proc = run(cluster, workdir, ["out/resume_y.json"], ["--retries", "0"], background=True)
-    ckpt = workdir / "ckpt/y.step"
-    wait_for(lambda: read_step(ckpt) >= 3, 60, "3 training steps")
-    job = json.loads((workdir / "ckpt/y.starts").read_text().splitlines()[0])["job"]
-    subprocess.run(["scontrol", "requeue", job], env=cluster.env, check=True)
-    wait_for(lambda: squeue_states(cluster.env, [job]).get(job) == "PENDING", 20, "requeued job pending")
-    # SLURM holds requeued jobs ~2 minutes (BeginTime); release it now, as a free node would.
-    subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"], env=cluster.env, check=True)
-    r = finish_run(proc)
+    r, workdir = failure_runs["runs"]["requeue"], failure_runs["dirs"]["requeue"]
+    job = failure_runs["acted"]["requeue"]
+    assert failure_runs["released"]
     assert r.returncode == 0, r.output[-4000:]
     assert [j.slurm_jobid for j in r.jobs] == [job]
     starts = [json.loads(line) for line in (workdir / "ckpt/y.starts").read_text().splitlines()]
     assert [s["job"] for s in starts] == [job, job]
-    assert starts[1]["from"] >= 3
+    assert starts[0]["from"] == 0 and starts[1]["from"] >= 3
     assert json.loads((workdir / "out/resume_y.json").read_text())["steps"] == 12
 
 

@@ -13,12 +13,13 @@ except ImportError:
     pass
 
 from xling.binarize import binarize
+from xling.preprocess.logs import log_result  # one JSON summary line in the rule's log
 
 
 def main(sm) -> None:
     info = binarize(Path(sm.input.manifest).parent, Path(sm.output.shared_dict).parent, list(sm.params.languages),
                     workers=sm.threads)
-    print(f"{sm.output.shared_dict}: {info}")
+    log_result(sm, {"dict": str(sm.output.shared_dict), **info})
 
 
 if "snakemake" in globals():

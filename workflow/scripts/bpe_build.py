@@ -14,6 +14,7 @@ except ImportError:
     pass
 
 from xling.bpe import build_bpe
+from xling.preprocess.logs import log_result  # one JSON summary line in the rule's log
 
 
 def main(sm) -> None:
@@ -22,8 +23,8 @@ def main(sm) -> None:
     out_dir = Path(sm.output.manifest).parent
     m = build_bpe(out_dir, sm.params.mode, int(sm.params.merges), texts, workers=sm.threads,
                   min_frequency=int(sm.params.get("min_frequency", 2)))
-    print(f"{out_dir}: {m['mode']} BPE, merges learnt {m['merges_learnt']}"
-          + (f", anchors {m['anchors']['shared']}" if "anchors" in m else ""))
+    log_result(sm, {"bpe_dir": str(out_dir), "mode": m["mode"], "merges_learnt": m["merges_learnt"],
+                    "anchors": m.get("anchors", {}).get("shared")})
 
 
 if "snakemake" in globals():

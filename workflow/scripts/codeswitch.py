@@ -2,7 +2,8 @@
 
 input:  named `<lang>_train` (tokenised train text) and `<lang>_dict` (TSV from <lang> to the
         other language) for both languages
-params: languages (ordered), seed, replace_prob, max_fraction, batch_words, max_phrase_words
+params: languages (ordered), seed, replace_prob, max_fraction, batch_words, max_phrase_words,
+        lowercase_fallback
 output: report = R/codeswitch/<pair>/report.json (the <lang>.train.txt files live beside it)
 """
 
@@ -14,6 +15,7 @@ except ImportError:
     pass
 
 from xling.codeswitch import codeswitch_pair
+from xling.preprocess.logs import log_result  # one JSON summary line in the rule's log
 
 
 def main(sm) -> None:
@@ -24,10 +26,11 @@ def main(sm) -> None:
         {lang: Path(sm.input[f"{lang}_dict"]) for lang in langs},
         Path(sm.output.report).parent, seed=int(p.seed), replace_prob=float(p.replace_prob),
         max_fraction=float(p.max_fraction), batch_words=int(p.batch_words),
-        max_phrase_words=int(p.get("max_phrase_words", 4)))
-    for lang, st in report["languages"].items():
-        print(f"{lang}: replaced {st['replaced_words']}/{st['words']} words "
-              f"({st['rate_of_dictionary_words']:.3f} of dictionary words, capped batches {st['capped_batches']})")
+        max_phrase_words=int(p.get("max_phrase_words", 4)),
+        lowercase_fallback=bool(p.get("lowercase_fallback", True)))
+    log_result(sm, {lang: {k: st[k] for k in ("words", "replaced_words", "rate_of_dictionary_words",
+                                              "capped_batches")}
+                    for lang, st in report["languages"].items()})
 
 
 if "snakemake" in globals():

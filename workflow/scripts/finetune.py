@@ -40,6 +40,7 @@ def main(sm) -> None:
         data_dir=Path(sm.input.dictionary).parent,
         meta=dict(p.meta),
         task_dirs=tuple(p.task_dirs),
+        max_train_examples=p.get("max_train_examples"),
         log=lambda msg: print(msg, file=sys.stderr, flush=True),
     )
 

@@ -13,8 +13,9 @@ pretrain_job(
     model=dict(snakemake.params.model),
     pretrain=dict(snakemake.params.pretrain),
     languages=list(snakemake.params.languages),
-    gpus=int(snakemake.resources.get("gpus", 0)),
+    gpus=int(getattr(snakemake.resources, "gpus", 0) or 0),
     seed=snakemake.params.seed,
+    threads=int(snakemake.threads),
     # loader workers beside the trainer; on 1-2 cores loading in the main process is faster
     num_workers=min(8, int(snakemake.threads) - 1),
 )

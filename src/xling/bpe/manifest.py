@@ -74,3 +74,16 @@ def read_manifest(bpe_dir: Path) -> dict:
     if manifest["mode"] not in MODES:
         raise InputError(path, None, f"mode in {MODES}", str(manifest["mode"]))
     return manifest
+
+
+def bpe_signature(setting: dict) -> tuple:
+    """What determines a setting's BPE data: settings with equal signatures (e.g. Default anchors
+    and the Sep* rows: per-language 40k on Wikipedia) have byte-identical BPE and binarised data."""
+    return (setting["domain"], setting["bpe"], int(setting["merges"]), bool(setting["codeswitch"]))
+
+
+def canonical_setting(settings: dict[str, dict], name: str) -> str:
+    """The first setting (in config order) whose BPE data equals `name`'s: a workflow may build
+    BPE and binarised data once for it and reuse them."""
+    sig = bpe_signature(settings[name])
+    return next(s for s, cfg in settings.items() if bpe_signature(cfg) == sig)

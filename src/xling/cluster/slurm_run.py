@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -104,17 +105,22 @@ def run_workflow_on_slurm(
     run_env = dict(env if env is not None else os.environ)
     # Jobs run `python -m snakemake` with this interpreter; keep its venv first on PATH for them.
     run_env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{run_env.get('PATH', '')}"
-    proc = subprocess.Popen(
-        cmd, cwd=workdir, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    proc.command = cmd  # type: ignore[attr-defined]
+    # Output goes to a file, not a pipe: a background run nobody reads must not block on a full pipe.
+    log = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+    proc = subprocess.Popen(cmd, cwd=workdir, env=run_env, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc.command, proc.output_file = cmd, log  # type: ignore[attr-defined]
     if background:
         return proc
     return finish_run(proc)
 
 
 def finish_run(proc: subprocess.Popen) -> SlurmRun:
-    out, _ = proc.communicate()
+    """Wait for a run started with ``background=True`` and collect its outcome."""
+    proc.wait()
+    log = proc.output_file  # type: ignore[attr-defined]
+    log.seek(0)
+    out = log.read()
+    log.close()
     return SlurmRun(proc.command, proc.returncode, out, parse_submissions(out))  # type: ignore[attr-defined]
 
 

@@ -4,22 +4,22 @@ training text `R/codeswitch/<pair>/<lang>.train.txt` + `report.json`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
-
-from xling.codeswitch.dictionary import PhraseDictionary, read_dict, read_muse, tokenize_pairs, write_dict
+from xling.codeswitch.dictionary import (BatchTokenizer, PhraseDictionary, read_dict, read_muse,
+                                         tokenize_pairs, write_dict)
 from xling.codeswitch.panlex import DEFAULT_UIDS, read_panlex
 from xling.codeswitch.switch import codeswitch_file, write_report
 
 
 def build_dictionary(kind: str, source: Path, src_lang: str, tgt_lang: str, out_fwd: Path, out_rev: Path,
                      uids: dict[str, str] | None = None,
-                     src_tok: Callable[[str], str] | None = None,
-                     tgt_tok: Callable[[str], str] | None = None) -> dict:
+                     src_tok: BatchTokenizer | None = None,
+                     tgt_tok: BatchTokenizer | None = None) -> dict:
     """Write both directions of one bilingual dictionary.
 
     kind "panlex": `source` is the unpacked snapshot (or a folder above it);
     kind "muse": `source` is a MUSE `src tgt` file for src_lang -> tgt_lang.
-    Entries are tokenised with `src_tok`/`tgt_tok` so they match the tokenised corpus."""
+    Entries are tokenised with `src_tok`/`tgt_tok` (lists of texts -> tokenised texts) so that
+    they match the tokenised corpus."""
     if kind == "panlex":
         uids = {**DEFAULT_UIDS, **(uids or {})}
         pairs = read_panlex(source, uids[src_lang], uids[tgt_lang])
@@ -35,16 +35,18 @@ def build_dictionary(kind: str, source: Path, src_lang: str, tgt_lang: str, out_
 
 def codeswitch_pair(train: dict[str, Path], dicts: dict[str, Path], out_dir: Path, seed: int,
                     replace_prob: float = 0.3, max_fraction: float = 0.15, batch_words: int = 4096,
-                    max_phrase_words: int = 4) -> dict:
+                    max_phrase_words: int = 4, lowercase_fallback: bool = True) -> dict:
     """Code-switch each language's training text with its dictionary towards the other language.
 
     train: lang -> tokenised train text; dicts: lang -> TSV whose source side is that language.
-    Each language gets its own random stream (seeded by seed and language)."""
+    Each language gets its own random stream (seeded by seed and language). With
+    `lowercase_fallback`, capitalised (sentence-initial) words also match lowercase entries."""
     out_dir = Path(out_dir)
     report = {"seed": seed, "replace_prob": replace_prob, "max_fraction": max_fraction,
-              "batch_words": batch_words, "languages": {}}
+              "batch_words": batch_words, "max_phrase_words": max_phrase_words,
+              "lowercase_fallback": lowercase_fallback, "languages": {}}
     for lang, path in train.items():
-        dictionary = PhraseDictionary(read_dict(dicts[lang]), max_phrase_words)
+        dictionary = PhraseDictionary(read_dict(dicts[lang]), max_phrase_words, lowercase_fallback)
         stats = codeswitch_file(path, out_dir / f"{lang}.train.txt", dictionary, f"{seed}:{lang}",
                                 replace_prob, max_fraction, batch_words)
         stats["dictionary_entries"] = len(dictionary)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 from xling.errors import InputError
 from xling.io import atomic_write
@@ -28,14 +28,26 @@ def read_muse(path: Path) -> Pairs:
     return pairs
 
 
-def tokenize_pairs(pairs: Pairs, src_tok: Callable[[str], str] | None,
-                   tgt_tok: Callable[[str], str] | None) -> Pairs:
-    """Tokenise both sides like the corpus (so 'l'homme' matches the corpus' "l' homme");
-    pairs that become the same add their weights."""
+BatchTokenizer = Callable[[list[str]], list[str]]
+
+
+def tokenize_pairs(pairs: Pairs, src_tok: BatchTokenizer | None, tgt_tok: BatchTokenizer | None) -> Pairs:
+    """Tokenise both sides like the corpus (so "l'homme" matches the corpus' "l' homme", and
+    Chinese entries are segmented as the corpus is); a tokeniser maps a list of texts to their
+    tokenised forms in one call (one segmenter run). Pairs that become the same add up."""
+
+    def table(texts: set[str], tok: BatchTokenizer | None) -> dict[str, str]:
+        texts_ = sorted(texts)
+        done = tok(texts_) if tok else texts_
+        if len(done) != len(texts_):
+            raise RuntimeError(f"tokeniser returned {len(done)} lines for {len(texts_)}")
+        return {t: " ".join(d.split()) for t, d in zip(texts_, done)}
+
+    src = table({a for a, _ in pairs}, src_tok)
+    tgt = table({b for _, b in pairs}, tgt_tok)
     out: Pairs = {}
     for (a, b), w in pairs.items():
-        a2 = " ".join((src_tok(a) if src_tok else a).split())
-        b2 = " ".join((tgt_tok(b) if tgt_tok else b).split())
+        a2, b2 = src[a], tgt[b]
         if a2 and b2:
             out[(a2, b2)] = out.get((a2, b2), 0) + w
     return out
@@ -74,9 +86,11 @@ def read_dict(path: Path) -> Pairs:
 class PhraseDictionary:
     """Source phrases (tuples of words) -> their translations (tuples of words) and weights.
 
-    Only positive weights are kept: a translation with weight 0 could never be sampled."""
+    Only positive weights are kept: a translation with weight 0 could never be sampled.
+    With `lowercase_fallback`, a phrase whose first word is capitalised and not in the
+    dictionary as written is looked up with that word lowercased (sentence-initial words)."""
 
-    def __init__(self, pairs: Pairs, max_phrase_words: int = 4):
+    def __init__(self, pairs: Pairs, max_phrase_words: int = 4, lowercase_fallback: bool = False):
         table: dict[tuple[str, ...], dict[tuple[str, ...], float]] = defaultdict(dict)
         for (a, b), w in pairs.items():
             src, tgt = tuple(a.split()), tuple(b.split())
@@ -87,17 +101,25 @@ class PhraseDictionary:
             src: (tuple(sorted(t)), tuple(t[x] for x in sorted(t))) for src, t in table.items()
         }
         self.max_len = max((len(s) for s in self.entries), default=0)
+        self.lowercase_fallback = lowercase_fallback
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    def longest_match(self, words: list[str], start: int, end: int) -> int:
-        """Length of the longest source phrase equal to words[start:start+k] with start+k <= end
-        (0 when none)."""
+    def longest_match(self, words: list[str], start: int, end: int) -> tuple[int, tuple[str, ...] | None]:
+        """(k, entry) for the longest source phrase matching words[start:start+k], start+k <= end;
+        (0, None) when none."""
+        first = words[start] if start < end else ""
+        lower = first.lower() if self.lowercase_fallback and first != first.lower() else None
         for k in range(min(self.max_len, end - start), 0, -1):
-            if tuple(words[start:start + k]) in self.entries:
-                return k
-        return 0
+            key = tuple(words[start:start + k])
+            if key in self.entries:
+                return k, key
+            if lower is not None:
+                key = (lower,) + key[1:]
+                if key in self.entries:
+                    return k, key
+        return 0, None
 
-    def translations(self, phrase: Iterable[str]):
-        return self.entries[tuple(phrase)]
+    def translations(self, entry: tuple[str, ...]):
+        return self.entries[entry]

@@ -19,7 +19,7 @@ import itertools
 import json
 import math
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -39,11 +39,9 @@ class SwitchStats:
     batches: int = 0
     capped_batches: int = 0          # batches where the cap dropped candidates
     max_batch_fraction: float = 0.0  # largest replaced/words over batches
-    batch_replaced: list[tuple[int, int]] = field(default_factory=list)  # (words, replaced) per batch
 
     def summary(self) -> dict:
         d = asdict(self)
-        d.pop("batch_replaced")
         d["rate_of_dictionary_words"] = self.replaced_words / self.dictionary_words if self.dictionary_words else 0.0
         d["rate_of_words"] = self.replaced_words / self.words if self.words else 0.0
         d["dictionary_coverage"] = self.dictionary_words / self.words if self.words else 0.0
@@ -76,22 +74,22 @@ def switch_batch(batch: list[list[str]], dictionary: PhraseDictionary, rng: rand
     """Code-switch one batch of tokenised lines; returns the new lines and updates `stats`."""
     n_words = sum(len(w) for w in batch)
     cap = math.floor(max_fraction * n_words)
-    candidates = []  # (line index, start, length)
+    candidates = []  # (line index, start, length, dictionary entry)
     for li, words in enumerate(batch):
         i = 0
         while i < len(words):
-            k = dictionary.longest_match(words, i, len(words))
+            k, entry = dictionary.longest_match(words, i, len(words))
             if k == 0:
                 i += 1
                 continue
             stats.dictionary_matches += 1
             stats.dictionary_words += k
             if rng.random() < replace_prob:
-                candidates.append((li, i, k))
+                candidates.append((li, i, k, entry))
             i += k
-    stats.candidate_words += sum(k for _, _, k in candidates)
+    stats.candidate_words += sum(c[2] for c in candidates)
     chosen = candidates
-    if sum(k for _, _, k in candidates) > cap:
+    if sum(c[2] for c in candidates) > cap:
         order = list(range(len(candidates)))
         rng.shuffle(order)
         taken, used = set(), 0
@@ -103,8 +101,8 @@ def switch_batch(batch: list[list[str]], dictionary: PhraseDictionary, rng: rand
         stats.capped_batches += 1
 
     replace = {}  # (line, start) -> (length, translation)
-    for li, i, k in chosen:  # file order, so translation draws are reproducible
-        options, weights = dictionary.translations(batch[li][i:i + k])
+    for li, i, k, entry in chosen:  # file order, so translation draws are reproducible
+        options, weights = dictionary.translations(entry)
         replace[(li, i)] = (k, _sample(rng, options, weights))
     out = []
     for li, words in enumerate(batch):
@@ -120,13 +118,12 @@ def switch_batch(batch: list[list[str]], dictionary: PhraseDictionary, rng: rand
                 i += r[0]
         out.append(new)
 
-    replaced = sum(k for _, _, k in chosen)
+    replaced = sum(c[2] for c in chosen)
     stats.replaced_words += replaced
     stats.replaced_matches += len(chosen)
     stats.batches += 1
     stats.lines += len(batch)
     stats.words += n_words
-    stats.batch_replaced.append((n_words, replaced))
     if n_words:
         stats.max_batch_fraction = max(stats.max_batch_fraction, replaced / n_words)
     return out

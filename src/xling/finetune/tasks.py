@@ -61,7 +61,7 @@ class TaskAdapter:
 
     def batch(self, items: list[Item], pad: int, device) -> dict:
         b = {"tokens": _pad([it.ids for it in items], pad).to(device)}
-        if items[0].first or any(it.first for it in items):
+        if any(it.first for it in items):  # word-level tasks
             b["first"] = _pad([it.first for it in items], 0).to(device)
         return b
 

@@ -73,6 +73,7 @@ def finetune(
     tokenize_settings: dict[str, TokenizeSettings] | None = None,
     log: Callable[[str], None] | None = None,
     task_dirs: tuple[str, str] | None = None,
+    max_train_examples: int | None = None,
 ) -> dict:
     """Fine-tune ``encoder`` (modified in place) and return the result record.
 
@@ -101,6 +102,7 @@ def finetune(
             return None
         raw = task.read(path)
         if split == "train":
+            raw = raw[:max_train_examples] if max_train_examples else raw
             task.fit_labels(raw)
         # Raw sentences (XNLI) are tokenised like the pretraining corpus; given words (NER, UD)
         # are re-tokenised one at a time with the same settings, staying one word each.
@@ -245,6 +247,7 @@ def run_finetune(
     meta: dict | None = None,
     log: Callable[[str], None] | None = None,
     task_dirs: tuple[str, str] | None = None,
+    max_train_examples: int | None = None,
 ) -> dict:
     """The Snakemake job: load the pretrained encoder and the setting's BPE, fine-tune, write result.json."""
     from xling.bpe import SubwordTokenizer
@@ -256,7 +259,7 @@ def run_finetune(
     result = finetune(
         task, encoder, lambda lang: SubwordTokenizer(Path(bpe_dir), lang).words_to_subwords, Path(task_dir),
         src_lang, tgt_lang, hp, epochs, seed, device, max_seq_len, schedule, warmup_fraction, epoch_size,
-        tokenize_settings, log, task_dirs,
+        tokenize_settings, log, task_dirs, max_train_examples,
     )
     result["checkpoint"] = str(checkpoint)
     result["bpe_dir"] = str(bpe_dir)

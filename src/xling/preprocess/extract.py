@@ -77,6 +77,9 @@ def extract_wiki(dump: str | Path, out: str | Path, processes: int = 1) -> int:
             raise
         if rc != 0:
             raise RuntimeError(f"WikiExtractor failed on {dump} (exit {rc}): {err[-2000:]}")
+        if n == 0:  # a truncated or mis-formatted dump; better to stop here than train on nothing
+            raise InputError(dump, None, "a MediaWiki dump with article text (one XML tag a line, "
+                             "as Wikimedia writes them)", "no text extracted")
     return n
 
 

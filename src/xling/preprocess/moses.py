@@ -10,14 +10,14 @@ output (tests compare it with that CLI) but is faster:
 * tokenisation: everything before the non-breaking-prefix step of the Moses tokenizer acts on
   characters and their direct neighbours, so it is computed per whitespace-separated chunk
   (cached: words repeat) and the line-level steps run on the joined tokens. Lines where the
-  decomposition could differ (a quote at a chunk edge) take the plain sacremoses path;
+  decomposition could differ (quotes on both sides of one space: "x' 'y") take the plain
+  sacremoses path;
 * the non-breaking-prefix step uses precomputed sets (sacremoses rebuilds a set of every
   alphabetic Unicode character per test).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from functools import lru_cache
 
@@ -26,9 +26,10 @@ from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 # Characters that some rule of MosesPunctNormalizer (replace_unicode_punct, the penn/unicode/
 # French-quote/pseudo-space/quote-comma/number rules) needs to be present to change a line.
-# Every rule pattern contains at least one of them (checked by tests/test_preprocess_moses.py).
+# ("," is not one: every comma rule also needs one of them.) tests/test_preprocess_moses.py
+# compares with sacremoses on lines drawn from every character the rules mention.
 _NORMALIZE_TRIGGERS = frozenset(
-    "\r()%:;`'\"„“”–—´‘’‚…«»\u00a0º,"
+    "\r()%:;`'\"„“”–—´‘’‚…«»\u00a0º"
     "，。、∶：？《》）！（；」「０１２３４５６７８９．～━〈〉【】％"
 )
 _ESCAPED = frozenset("&|<>'\"[]")  # characters MosesTokenizer.escape_xml rewrites

@@ -58,6 +58,9 @@ def interleave(paths: Sequence[str | Path]) -> Iterator[str]:
             line_no += 1
 
 
+# each Stanford batch starts a JVM and loads the CRF model (~10 s): give it large batches
+STANFORD_CHUNK_LINES = 200_000
+
 # -- worker-side state for the multiprocessing pool -----------------------------------------
 _WORKER_TOK = None
 
@@ -102,6 +105,8 @@ def tokenize_lines(lines: Iterator[str], settings: TokenizeSettings, threads: in
 def tokenize_shard(shard: str | Path, out: str | Path, settings: TokenizeSettings,
                    threads: int = 1, chunk_lines: int = 2000) -> int:
     """Tokenise a shard; output line i is input line i tokenised. Returns lines written."""
+    if settings.segmenter == "stanford":
+        chunk_lines = max(chunk_lines, STANFORD_CHUNK_LINES)
     n = 0
     with open_bytes(shard) as fh, atomic_write(out) as fo:
         lines = (line.rstrip("\r\n") for line in read_utf8_lines(shard, fh))

@@ -1,7 +1,7 @@
 """Merge tokenised shards into train/valid/test: length filter, dedup, seeded split, caps.
 
-Streaming in two passes over a temporary file of the kept lines; memory holds one 64-bit digest
-per distinct kept line (dedup), the held-out line numbers and nothing proportional to the text.
+Streaming in two passes over a temporary file of the kept lines; memory holds ~8 bytes per
+distinct kept line (dedup digests), the held-out line numbers and nothing proportional to the text.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
 
 from xling.errors import InputError
 from xling.io import atomic_write
@@ -49,9 +51,43 @@ def line_digest(line: str) -> int:
     return int.from_bytes(hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest(), "little")
 
 
+DEDUP_BUFFER = 1 << 20  # digests kept in a Python set before they move to the sorted array
+
+
+class DigestSet:
+    """Set of 64-bit digests at ~8 bytes each: a sorted numpy array plus a small Python set
+    buffer (a Python set of ints costs ~100 bytes per entry: 10 GB for 10^8 lines)."""
+
+    def __init__(self, buffer: int | None = None):
+        self.buffer_max = buffer or DEDUP_BUFFER
+        self.buffer: set[int] = set()
+        self.sorted = np.empty(0, dtype=np.uint64)
+
+    def __contains__(self, d: int) -> bool:
+        if d in self.buffer:
+            return True
+        arr = self.sorted
+        if arr.size == 0:
+            return False
+        i = int(np.searchsorted(arr, np.uint64(d)))
+        return i < arr.size and int(arr[i]) == d
+
+    def add(self, d: int) -> None:
+        self.buffer.add(d)
+        if len(self.buffer) >= self.buffer_max:
+            new = np.fromiter(self.buffer, dtype=np.uint64, count=len(self.buffer))
+            new.sort()
+            # both parts are sorted runs: the stable sort (timsort/radix) merges them in ~linear time
+            self.sorted = np.sort(np.concatenate([self.sorted, new]), kind="stable")
+            self.buffer = set()
+
+    def __len__(self) -> int:
+        return len(self.buffer) + int(self.sorted.size)
+
+
 def filter_lines(lines: Iterable[str], min_tokens: int, max_tokens: int, dedup: bool) -> Iterator[str]:
     """Keep lines with min_tokens <= #tokens <= max_tokens, first occurrence only if dedup."""
-    seen: set[int] = set()
+    seen = DigestSet()
     for line in lines:
         n = len(line.split())
         if n < min_tokens or n > max_tokens:

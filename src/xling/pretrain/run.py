@@ -21,9 +21,14 @@ _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| INFO \| (\S+) \| (
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \|")
 
 
-def fairseq_env() -> dict[str, str]:
+def fairseq_env(threads: int | None = None) -> dict[str, str]:
+    """Environment of fairseq-train. ``threads`` caps torch's intra-op threads to the job's
+    cores: an oversubscribed CPU made a tiny step 10-30x slower with 2 threads than with 1."""
     # fairseq 0.12 calls torch.load without weights_only=False (torch >= 2.6 defaults to True)
-    return {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    if threads:
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    return env
 
 
 def checkpoint_updates(checkpoint: Path) -> int | None:
@@ -114,7 +119,7 @@ def summarise(records: list[tuple[str, dict]], languages: list[str]) -> dict:
 
 
 def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], max_update: int,
-                    log_path: str | Path, done_path: str | Path) -> dict:
+                    log_path: str | Path, done_path: str | Path, threads: int | None = None) -> dict:
     """Run (or resume) training until ``max_update`` updates, then write ``done.json``.
 
     A rerun after a kill continues from ``checkpoint_last.pt`` (fairseq's default
@@ -132,7 +137,7 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
                       f"# {' '.join(cmd)}\n")
             log.flush()
             proc = subprocess.run(resolve_executable(cmd), stdout=log, stderr=subprocess.STDOUT,
-                                  env=fairseq_env())
+                                  env=fairseq_env(threads))
         if proc.returncode != 0:
             raise RuntimeError(f"fairseq-train failed with exit code {proc.returncode}: see {log_path}")
         done = checkpoint_updates(last)
@@ -155,7 +160,8 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
 
 
 def pretrain_job(data_dir: str | Path, done_path: str | Path, setting: dict, model: dict, pretrain: dict,
-                 languages: list[str], gpus: int, seed: int | None = None, num_workers: int = 0) -> dict:
+                 languages: list[str], gpus: int, seed: int | None = None, threads: int = 1,
+                 num_workers: int = 0) -> dict:
     """One Snakemake pretraining job: uses the job's GPUs if there are any (fp16/bf16 from
     config), else the CPU in fp32. Checkpoints and ``train.log`` go beside ``done.json``."""
     from xling.pretrain.command import fairseq_train_command, max_updates
@@ -164,4 +170,5 @@ def pretrain_job(data_dir: str | Path, done_path: str | Path, setting: dict, mod
     save_dir = Path(done_path).parent
     cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages,
                                 n_gpus=n_gpus, cpu=n_gpus == 0, seed=seed, num_workers=num_workers)
-    return run_pretraining(cmd, save_dir, languages, max_updates(pretrain), save_dir / "train.log", done_path)
+    return run_pretraining(cmd, save_dir, languages, max_updates(pretrain), save_dir / "train.log", done_path,
+                           threads=threads)

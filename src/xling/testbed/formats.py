@@ -57,6 +57,10 @@ _PTB = {"DET": "DT", "ADP": "IN", "ADJ": "JJ", "ADV": "RB", "NUM": "CD", "CCONJ"
         "PRON": "WP", "PART": "RB", "AUX": "MD", "PROPN": "NNP"}
 
 
+_PTB_AUX = {"is": "VBZ", "are": "VBP", "was": "VBD", "were": "VBD", "be": "VB", "does": "VBZ",
+            "do": "VBP", "did": "VBD", "will": "MD"}
+
+
 def _ptb_tag(t) -> str:
     if t.upos == "NOUN":
         return "NNS" if "Plur" in t.feats else "NN"
@@ -64,6 +68,8 @@ def _ptb_tag(t) -> str:
         if "Fin" in t.feats:
             return "VBD" if t.form.endswith("ed") else ("VBZ" if t.form.endswith("s") else "VBP")
         return "VB"
+    if t.upos == "AUX":
+        return _PTB_AUX.get(t.form.lower(), "MD")
     if t.upos == "PUNCT":
         return t.form if t.form in ".," else "."
     return _PTB.get(t.upos, "NN")

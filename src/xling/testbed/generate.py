@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from dataclasses import replace
@@ -71,7 +70,8 @@ class Writer:
             self.manifest[rid] = rel
 
     def mirror(self, rid: str, basename: str, data: bytes) -> None:
-        self.put(rid, f"mirror/{HOST}/{rid}/{basename}", data)
+        # the download stage maps https://<host>/<path> to <mirror>/<host>/<path>
+        self.put(rid, f"{HOST}/{rid}/{basename}", data)
 
 
 def _realise(structs, lang: str, lex: Lexicon, rng: random.Random, paraphrase: bool = False) -> list[Sentence]:
@@ -116,7 +116,12 @@ def wiki_dump(lang: str, lex: Lexicon, seed: int, n: int) -> bytes:
             cls, topic = kind, g.name(kind)
         title = _title(lex, lang, topic)
         if title in seen_titles:
-            title = f"{title} ({page_id})"
+            # disambiguate the way Wikipedia does, with a word of the language: "Zara (teacher)"
+            cls_word = rng.choice(("person", "place", "thing", "event"))
+            word = g.pick(cls_word) if lang == "en" else lex.main(lang, g.pick(cls_word), "NOUN")
+            title = f"{title} ({word})"
+            if title in seen_titles:
+                continue
         seen_titles.add(title)
         g.set_topic(cls, topic)
         k = min(rng.randint(4, 14), n - done)
@@ -204,7 +209,7 @@ def nli_files(lex: Lexicon, seed: int, p: dict) -> tuple[bytes, bytes]:
     real = realiser("en", lex, random.Random(f"mnli-real-{seed}"))
     jsonl = []
     for i, (pc, hc, label) in enumerate(train):
-        prompt = str(100000 + i // 3)
+        prompt = str(100000 + i)       # one hypothesis per premise: each pair its own prompt
         jsonl.append(F.multinli_line(real.sentence(pc), real.sentence(hc), label,
                                      f"{prompt}{label[0]}", prompt, rng.choice(GENRES), rng))
     mnli = A.zip_bytes({"multinli_1.0/multinli_1.0_train.jsonl": "".join(jsonl).encode("utf-8"),
@@ -218,7 +223,7 @@ def nli_files(lex: Lexicon, seed: int, p: dict) -> tuple[bytes, bytes]:
             real = realiser(lang, lex, random.Random(f"xnli-real-{split}-{lang}-{seed}"))
             for i, (pc, hc, label) in enumerate(pairs):
                 rows.append(F.xnli_row(lang, real.sentence(pc), real.sentence(hc), label,
-                                       offset + i // 3 + 1, offset + i + 1, genres[i]))
+                                       offset + i + 1, offset + i + 1, genres[i]))
         members[f"XNLI-1.0/xnli.{split}.tsv"] = "".join(rows).encode("utf-8")
     return mnli, A.zip_bytes(members)
 
@@ -451,6 +456,7 @@ def generate(out_dir: Path, params: dict | None, seed: int) -> dict:
             raise FileExistsError(f"{out_dir} exists and is not a testbed directory; not replacing it")
         shutil.rmtree(out_dir)
     with atomic_path(out_dir) as tmp:
+        shutil.rmtree(tmp, ignore_errors=True)     # leftovers of a killed run
         tmp.mkdir(parents=True)
         _write_all(Writer(tmp), p, seed)
     manifest = json.loads((out_dir / "manifest.json").read_text())

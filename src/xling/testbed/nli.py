@@ -72,8 +72,8 @@ def subsumes(p: Clause, h: Clause) -> bool:
         return h.cop_adj in _adjectives_of(p, h.subj)
     if p.verb != h.verb or p.neg != h.neg or p.tense != h.tense:
         return False
-    if p.neg:      # downward monotone: only the very same negated statement is safe
-        return p == h
+    if p.neg:      # contraposition: not-P entails not-H exactly when H entails P
+        return subsumes(replace(h, neg=False), replace(p, neg=False))
     if p.verb is None:
         return p.cop_adj == h.cop_adj and generalises(p.subj, h.subj)
     return (generalises(p.subj, h.subj) and generalises(p.obj, h.obj) and generalises(p.iobj, h.iobj)
@@ -158,7 +158,12 @@ class PairMaker:
 
     def entailment(self) -> tuple[Clause, Clause] | None:
         r, p = self.rng, self.premise()
-        method = r.choice(("strip", "hypernym", "adjective", "conjunct"))
+        method = r.choices(("strip", "hypernym", "adjective", "conjunct", "negated"),
+                           (0.3, 0.2, 0.25, 0.15, 0.1))[0]
+        if method == "negated":
+            # not-P entails not-(P with more detail): "did not run" entails "did not run quickly"
+            added = self._add_detail(p, strip=False)
+            return (replace(p, neg=True), replace(added, neg=True)) if added is not None else None
         if method == "strip":
             h = _strip(r, p, must=True)
             return (p, h) if h is not None else None
@@ -193,7 +198,7 @@ class PairMaker:
 
     def contradiction(self) -> tuple[Clause, Clause] | None:
         r, p = self.rng, self.premise()
-        method = r.choice(("negation", "negation", "antonym", "exclusive"))
+        method = r.choices(("negation", "antonym", "exclusive"), (0.45, 0.35, 0.2))[0]
         if method == "negation":
             if r.random() < 0.5:
                 return p, replace(_strip(r, p, must=False), neg=True)
@@ -222,23 +227,43 @@ class PairMaker:
         return p, Clause(verb, subj=other, obj=replace(obj, det="def") if obj.kind == "noun" and obj.num is None else obj,
                          tense=tense)
 
+    def _add_detail(self, p: Clause, strip: bool = True) -> Clause | None:
+        """``p`` with information added that ``p`` does not give (an adverb or an adjective);
+        with ``strip`` some of ``p``'s own modifiers may go at the same time."""
+        r, g = self.rng, self.grammar
+        if p.verb is None:
+            return None
+        if p.adv is None and r.random() < 0.5:
+            return replace(_strip(r, p, must=False) if strip else p, adv=g.pick("ADV"))
+        nouns = [x for x in ("subj", "obj") if getattr(p, x) is not None
+                 and getattr(p, x).kind == "noun" and not getattr(p, x).adjs]
+        if not nouns:
+            return None
+        role = r.choice(nouns)
+        return replace(p, **{role: replace(getattr(p, role), adjs=(g.pick("ADJ"),))})
+
     def neutral(self) -> tuple[Clause, Clause] | None:
         r, p = self.rng, self.premise()
         g = self.grammar
-        method = r.choice(("add", "add", "copula", "other_object"))
+        method = r.choices(("add", "negated_drop", "copula", "other_object", "other_event"),
+                           (0.25, 0.15, 0.25, 0.2, 0.15))[0]
         if method == "add":
-            if p.verb is None:
-                return None
-            if p.adv is None and r.random() < 0.5:
-                adv = g.pick("ADV")
-                return p, replace(_strip(r, p, must=False), adv=adv)
-            nouns = [x for x in ("subj", "obj") if getattr(p, x) is not None
-                     and getattr(p, x).kind == "noun" and not getattr(p, x).adjs]
-            if not nouns:
-                return None
-            role = r.choice(nouns)
-            adj = g.pick("ADJ")
-            return p, replace(p, **{role: replace(getattr(p, role), adjs=(adj,))})
+            added = self._add_detail(p)
+            return (p, added) if added is not None else None
+        if method == "negated_drop":
+            # "did not run quickly" says nothing about "did not run"
+            added = self._add_detail(p)
+            return (replace(added, neg=True), replace(p, neg=True)) if added is not None else None
+        if method == "other_event":
+            # an exclusive verb with another agent but another object: no conflict
+            verb = r.choice([v for v, spec in E.VERBS.items() if spec[3] == "excl"])
+            obj = g.entity(E.VERBS[verb][2], 1, allow_mods=False)
+            other = obj
+            while other.lemma == obj.lemma:
+                other = g.entity(E.VERBS[verb][2], 1, allow_mods=False)
+            tense = r.choice(("pres", "past"))
+            return (Clause(verb, subj=g.name("PER"), obj=obj, tense=tense),
+                    Clause(verb, subj=g.name("PER"), obj=other, tense=tense))
         if method == "copula":
             ents = [e for e in _entities(p) if e.kind in ("noun", "name")]
             if p.verb is None:

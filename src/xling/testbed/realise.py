@@ -11,7 +11,7 @@ import random
 from . import english as E
 from .lexicon import Lexicon
 from .structures import Clause, Entity, subject_number
-from .tree import Node, Sentence, linearise
+from .tree import Node, Sentence, drop_leaves, linearise
 
 LANGS = ("en", "fr", "de", "ru", "zh")
 
@@ -19,7 +19,7 @@ LANGS = ("en", "fr", "de", "ru", "zh")
 FUNCTION_WORDS = {
     "en": {"the", "a", "this", "of", "with", "in", "near", "behind", "under", "on", "from", "to",
            "for", "and", "but", "not", "do", "will", "be", "who", "have"},
-    "fr": {"le", "un", "ce", "de", "avec", "dans", "près", "derrière", "sous", "sur", "à", "pour",
+    "fr": {"le", "un", "ce", "de", "avec", "dans", "vers", "derrière", "sous", "sur", "à", "pour",
            "en", "et", "mais", "ne", "pas", "avoir", "aller", "être", "qui"},
     "de": {"der", "ein", "dieser", "von", "mit", "in", "bei", "hinter", "unter", "auf", "aus", "zu",
            "für", "und", "aber", "nicht", "haben", "werden", "sein"},
@@ -150,9 +150,9 @@ class English(Realiser):
         self.conjoin(node, e)
         return node
 
-    def _verb_forms(self, c: Clause, lemma: str) -> tuple[str, list[Node]]:
+    def _verb_forms(self, c: Clause, lemma: str, head: Entity | None) -> tuple[str, list[Node]]:
         """Main verb form and auxiliaries (do-support for negation/questions, will for future)."""
-        sg = subject_number(c) == "sg" and c.mood != "imp"
+        sg = subject_number(c, head) == "sg" and c.mood != "imp"
         auxes = []
         if c.tense == "fut":
             auxes.append(Node("will", "will", "AUX", "aux", "VerbForm=Fin"))
@@ -176,7 +176,7 @@ class English(Realiser):
         if c.verb is None:
             adj = self.word(c.cop_adj, "ADJ")
             node = Node(adj, adj, "ADJ", rel, "Degree=Pos")
-            pl = subject_number(c) == "pl"
+            pl = subject_number(c, head) == "pl"
             if c.tense == "fut":
                 auxes = [Node("will", "will", "AUX", "aux"), Node("be", "be", "AUX", "cop")]
             else:
@@ -184,7 +184,7 @@ class English(Realiser):
                 auxes = [Node(form, "be", "AUX", "cop")]
         else:
             lemma = self.word(c.verb, "VERB")
-            form, auxes = self._verb_forms(c, lemma)
+            form, auxes = self._verb_forms(c, lemma, head)
             node = Node(form, lemma, "VERB", rel, "VerbForm=Fin" if not auxes else "VerbForm=Inf")
         if c.gap == "subj":
             who = "who" if head is not None and head.cls in ("person", "PER") else "which"
@@ -231,7 +231,7 @@ class English(Realiser):
 # --------------------------------------------------------------------------------------------
 class French(Realiser):
     lang = "fr"
-    PREP = {"in": "dans", "near": "près", "behind": "derrière", "under": "sous", "on": "sur",
+    PREP = {"in": "dans", "near": "vers", "behind": "derrière", "under": "sous", "on": "sur",
             "with": "avec", "from": "de", "to": "à", "for": "pour", "of": "de"}
     # Beauty-Age-Number-Goodness-Size adjectives come before the noun, the rest after
     BANGS = {"big", "small", "old", "young", "good", "bad", "beautiful", "short", "tall"}
@@ -293,9 +293,9 @@ class French(Realiser):
         self.conjoin(node, e)
         return node
 
-    def _finite(self, lemma: str, c: Clause) -> tuple[str, Node | None, str]:
+    def _finite(self, lemma: str, c: Clause, head: Entity | None) -> tuple[str, Node | None, str]:
         """(main verb form, auxiliary, verbform) for tense and subject number."""
-        pl = subject_number(c) == "pl"
+        pl = subject_number(c, head) == "pl"
         stem, ir = lemma[:-2], lemma.endswith("ir")
         if c.tense == "past":
             return stem + ("i" if ir else "é"), Node("ont" if pl else "a", "avoir", "AUX", "aux"), "Part"
@@ -314,13 +314,13 @@ class French(Realiser):
             gender = self.lex.gender["fr"][(c.subj.lemma, "NOUN")]
         if c.verb is None:
             lem = self.word(c.cop_adj, "ADJ")
-            node = Node(self.adj_form(lem, gender, subject_number(c)), lem, "ADJ", rel)
-            pl = subject_number(c) == "pl"
+            node = Node(self.adj_form(lem, gender, subject_number(c, head)), lem, "ADJ", rel)
+            pl = subject_number(c, head) == "pl"
             cop = {"pres": ("est", "sont"), "past": ("était", "étaient"), "fut": ("sera", "seront")}[c.tense][pl]
             aux = Node(cop, "être", "AUX", "cop")
         else:
             lemma = self.word(c.verb, "VERB")
-            form, aux, vf = self._finite(lemma, c)
+            form, aux, vf = self._finite(lemma, c, head)
             node = Node(form, lemma, "VERB", rel, f"VerbForm={vf}")
         if c.gap == "subj":
             node.left.append(Node("qui", "qui", "PRON", "nsubj", "PronType=Rel"))
@@ -352,7 +352,11 @@ class French(Realiser):
         return node
 
     def postprocess(self, sent: Sentence) -> None:
-        """Elision (l', n', d', qu') and the de/à + le/les contractions as multiword tokens."""
+        """de + des -> de; elision (l', n', d'); de/à + le/les contractions as multiword tokens."""
+        drop = [nxt.id for tok, nxt in zip(sent.tokens, sent.tokens[1:])
+                if tok.form == "de" and nxt.form == "des" and nxt.upos == "DET"]
+        if drop:
+            drop_leaves(sent, drop)
         toks = sent.tokens
         for i, tok in enumerate(toks[:-1]):
             nxt = toks[i + 1].form
@@ -437,8 +441,8 @@ class German(Realiser):
         self.conjoin(node, e, case)
         return node
 
-    def _forms(self, lemma: str, c: Clause) -> tuple[str, Node | None, str]:
-        pl = subject_number(c) == "pl"
+    def _forms(self, lemma: str, c: Clause, head: Entity | None) -> tuple[str, Node | None, str]:
+        pl = subject_number(c, head) == "pl"
         stem = lemma[:-2] if lemma.endswith("en") else lemma
         if c.tense == "past":
             return "ge" + stem + "t", Node("haben" if pl else "hat", "haben", "AUX", "aux"), "Part"
@@ -451,7 +455,7 @@ class German(Realiser):
     def clause(self, c: Clause, rel: str, main: bool, head: Entity | None = None) -> Node:
         r = self.rng
         subj = self.np(c.subj, "nsubj", "nom") if c.subj is not None else None
-        pl = subject_number(c) == "pl"
+        pl = subject_number(c, head) == "pl"
         if c.verb is None:
             lem = self.word(c.cop_adj, "ADJ")
             node = Node(lem, lem, "ADJ", rel)
@@ -461,7 +465,7 @@ class German(Realiser):
             lexical_finite = False
         else:
             lemma = self.word(c.verb, "VERB")
-            form, aux, vf = self._forms(lemma, c)
+            form, aux, vf = self._forms(lemma, c, head)
             node = Node(form, lemma, "VERB", rel, f"VerbForm={vf}")
             fin, final, lexical_finite = aux, None, aux is None
         middle: list[Node] = []        # Mittelfeld
@@ -560,7 +564,7 @@ class Russian(Realiser):
 
     def clause(self, c: Clause, rel: str, main: bool, head: Entity | None = None) -> Node:
         r = self.rng
-        pl = subject_number(c) == "pl"
+        pl = subject_number(c, head) == "pl"
         subj = self.np(c.subj, "nsubj", "nom") if c.subj is not None else None
         aux = None
         if c.verb is None:

@@ -53,8 +53,11 @@ class Clause:
         return out
 
 
-def subject_number(c: Clause) -> str:
+def subject_number(c: Clause, head: Entity | None = None) -> str:
+    """Number the verb agrees with; a subject-gapped relative clause agrees with its head noun."""
     if c.subj is None:
+        if c.gap == "subj" and head is not None:
+            return "pl" if (head.number == "pl" or head.conj is not None) else "sg"
         return "sg"
     return "pl" if (c.subj.number == "pl" or c.subj.conj is not None) else "sg"
 
@@ -103,6 +106,7 @@ class Grammar:
             self._pools[key] = pool
             self._weights[key] = [1.0 / (r + 1) ** style.zipf for r in range(len(pool))]
         self.topic: tuple[str, Entity] | None = None
+        self._topic_cls: str | None = None
 
     # -- lexical choices -------------------------------------------------------------------
     def pick(self, key: str) -> str:
@@ -133,8 +137,7 @@ class Grammar:
                 return ent
         if names and (not nouns or r.random() < st.p_name):
             return self.name(r.choice(names))
-        topic_cls = getattr(self, "_topic_cls", None)
-        cls = topic_cls if topic_cls in nouns and r.random() < 0.4 else r.choice(nouns)
+        cls = self._topic_cls if self._topic_cls in nouns and r.random() < 0.4 else r.choice(nouns)
         lemma = self.pick(cls)
         num = None
         number = "pl" if r.random() < 0.25 else "sg"

@@ -114,6 +114,18 @@ def linearise(root: Node, lang: str, no_space: bool = False) -> Sentence:
     return Sentence(tokens, [], lang)
 
 
+def drop_leaves(sent: Sentence, ids: list[int]) -> None:
+    """Remove dependent-less words and renumber (only before multiword tokens are added)."""
+    gone = set(ids)
+    assert not any(t.head in gone for t in sent.tokens) and not sent.mwts
+    kept = [t for t in sent.tokens if t.id not in gone]
+    new_id = {t.id: k + 1 for k, t in enumerate(kept)}
+    new_id[0] = 0
+    for t in kept:
+        t.id, t.head = new_id[t.id], new_id[t.head]
+    sent.tokens = kept
+
+
 def check_tree(sent: Sentence) -> list[str]:
     """Problems with a tree (empty list = well-formed): one root, heads in range, no cycles."""
     problems = []

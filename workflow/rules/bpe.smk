@@ -1,0 +1,89 @@
+# BPE (subword-nmt) in the three modes of Table 1: joint, per_language, per_language_prefixed.
+# Settings whose BPE data are identical (Default anchors and the Sep* rows) are built once, under
+# the first such setting in config order (`canonical`).
+
+from xling.bpe import canonical_setting
+
+
+def canonical(name):
+    return canonical_setting(config["settings"], name)
+
+
+BPE_SPLITS = ("train", "valid", "test")
+
+
+def bpe_inputs(wc):
+    st = setting(wc.setting)
+    domains = dict(zip((wc.src, wc.tgt), st["domain"].split("-")))  # wiki-cc: en wiki, other cc
+    d = {}
+    for lang in (wc.src, wc.tgt):
+        for split in BPE_SPLITS:
+            d[f"{lang}_{split}"] = f"{R}/corpus/{lang}/{domains[lang]}.{split}.txt"
+        if st["codeswitch"]:
+            d[f"{lang}_train"] = f"{R}/codeswitch/{wc.src}-{wc.tgt}/{lang}.train.txt"
+    return d
+
+
+rule bpe:
+    input:
+        unpack(bpe_inputs),
+    output:
+        manifest=f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/bpe.json",
+        anchors=f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/anchors.json",
+        texts=[f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/{l}.{s}.bpe" for l in ("{src}", "{tgt}") for s in BPE_SPLITS],
+    wildcard_constraints:
+        src=SRC,
+        tgt="|".join(TARGETS),
+    log:
+        f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.log",
+    params:
+        mode=lambda wc: setting(wc.setting)["bpe"],
+        merges=lambda wc: setting(wc.setting)["merges"],
+        languages=lambda wc: [wc.src, wc.tgt],
+    threads: threads_of("bpe")
+    resources:
+        **res("bpe"),
+    script:
+        "../scripts/bpe_build.py"
+
+
+def mono_corpus(wc):
+    return {f"{wc.lang}_{s}": f"{R}/corpus/{wc.lang}/wiki.{s}.txt" for s in BPE_SPLITS}
+
+
+rule bpe_mono:
+    input:
+        unpack(mono_corpus),
+    output:
+        manifest=f"{R}/bpe/mono/{{lang}}/bpe.json",
+        texts=[f"{R}/bpe/mono/{{lang}}/{{lang}}.{s}.bpe" for s in BPE_SPLITS],
+    log:
+        f"{LOGS}/bpe/mono/{{lang}}.log",
+    params:
+        mode="joint",
+        merges=config["monolingual"]["bpe_merges"],
+        languages=lambda wc: [wc.lang],
+    threads: threads_of("bpe")
+    resources:
+        **res("bpe"),
+    script:
+        "../scripts/bpe_build.py"
+
+
+rule anchors_table:
+    input:
+        # settings with the same BPE (the Sep* rows and Default anchors) share one data directory
+        [f"{R}/bpe/{canonical(s)}/{p}/anchors.json" for p in PAIRS for s in SETTINGS],
+    output:
+        md=f"{R}/report/anchors.md",
+    log:
+        f"{LOGS}/report/anchors.log",
+    params:
+        entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
+    threads: 1
+    resources:
+        **res("report"),
+    script:
+        "../scripts/bpe_anchors_table.py"
+
+

@@ -1,0 +1,72 @@
+# Bilingual dictionaries (both directions from one source) and code-switched training text for
+# the Extra-anchors setting.
+
+
+def dict_inputs(wc):
+    if config["codeswitch"]["dictionary"] == "panlex":
+        d = {"source": downloaded("panlex")}
+    else:  # MUSE files are en -> target; the reverse direction is the same file read backwards
+        d = {"source": downloaded(f"muse_{wc.src}_{wc.tgt}_train")}
+    if any(config["languages"][l].get("segmenter") == "stanford" for l in (wc.src, wc.tgt)):
+        d["stanford"] = downloaded("stanford_segmenter")  # entries are segmented like the corpus
+    return d
+
+
+rule bilingual_dict:
+    input:
+        unpack(dict_inputs),
+    output:
+        fwd=f"{R}/dict/{{src}}-{{tgt}}.tsv",
+        rev=f"{R}/dict/{{tgt}}-{{src}}.tsv",
+    wildcard_constraints:
+        src=SRC,
+        tgt="|".join(TARGETS),
+    log:
+        f"{LOGS}/dict/{{src}}-{{tgt}}.log",
+    params:
+        kind=config["codeswitch"]["dictionary"],
+        src=lambda wc: wc.src,
+        tgt=lambda wc: wc.tgt,
+        uids={lang: c["panlex"] for lang, c in config["languages"].items() if c.get("panlex")},
+    threads: 1
+    resources:
+        **res("bpe"),
+    script:
+        "../scripts/codeswitch_dict.py"
+
+
+def codeswitch_inputs(wc):
+    d = {}
+    for lang, other in ((wc.src, wc.tgt), (wc.tgt, wc.src)):
+        d[f"{lang}_train"] = f"{R}/corpus/{lang}/wiki.train.txt"
+        d[f"{lang}_dict"] = f"{R}/dict/{lang}-{other}.tsv"
+    return d
+
+
+rule codeswitch:
+    input:
+        unpack(codeswitch_inputs),
+    output:
+        report=f"{R}/codeswitch/{{src}}-{{tgt}}/report.json",
+        src_text=f"{R}/codeswitch/{{src}}-{{tgt}}/{{src}}.train.txt",
+        tgt_text=f"{R}/codeswitch/{{src}}-{{tgt}}/{{tgt}}.train.txt",
+    wildcard_constraints:
+        src=SRC,
+        tgt="|".join(TARGETS),
+    log:
+        f"{LOGS}/codeswitch/{{src}}-{{tgt}}.log",
+    params:
+        languages=lambda wc: [wc.src, wc.tgt],
+        seed=config["codeswitch"]["seed"],
+        replace_prob=config["codeswitch"]["replace_prob"],
+        max_fraction=config["codeswitch"]["max_fraction"],
+        batch_words=config["codeswitch"]["batch_words"],
+        max_phrase_words=config["codeswitch"].get("max_phrase_words", 4),
+        lowercase_fallback=config["codeswitch"].get("lowercase_fallback", True),
+    threads: 1
+    resources:
+        **res("bpe"),
+    script:
+        "../scripts/codeswitch.py"
+
+
