@@ -187,6 +187,7 @@ def test_nli_judge_on_hand_made_cases():
     # negation reverses monotonicity: dropping a modifier under "not" is not entailed
     neg = Clause("see", subj=big_dog, obj=cat, neg=True)
     assert relation(neg, Clause("see", subj=dog, obj=cat, neg=True)) == "neutral"
+    assert relation(Clause("see", subj=dog, obj=cat, neg=True), neg) == "entailment"
     anna = Entity("name", "Anna", ner="PER")
     race = Entity("noun", "race", det="def")
     won = Clause("win", subj=anna, obj=race, tense="past")

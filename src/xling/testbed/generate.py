@@ -440,9 +440,14 @@ shared by all. Content words ({nconcepts} concepts, some with two translations) 
 pieces are listed in `lexicon.<lang>.tsv` (en, target, UPOS).
 
 NLI labels follow from the structures: entailment = hypothesis generalises a conjunct (modifiers
-dropped, hypernym, adjective read off); contradiction = polarity flip, an exclusive adjective
-(antonym, other colour) on the same entity, or an exclusive event with another agent; neutral =
-the hypothesis adds information.
+dropped, hypernym, adjective read off; under negation: specialises it); contradiction = polarity
+flip, an exclusive adjective (antonym, other colour) on the same entity, or an exclusive event
+(winning the same race) with another agent; neutral = the hypothesis adds information. Labels are
+balanced; a bag-of-words classifier on the hypothesis alone reaches about 54% (chance 33%).
+
+Files: every resource sits at `testbed.invalid/<resource_id>/<basename>` (the download mirror
+layout); `licensed/` holds the CoNLL-2003 and Levow stand-ins; `manifest.json` maps resource ids
+to paths. `lexicon.<lang>.tsv` has a header line `en target pos`.
 """
 
 

@@ -2,7 +2,9 @@
 
 Words are built from each language's own syllable inventory (not a character map of English), so
 the only surface overlap with English is the real anchors: names and numbers (verbatim in fr/de,
-transliterated in ru/zh) and chance subwords."""
+transliterated in ru/zh) and chance subwords. The zh-like language takes single characters and
+frequent 2-3 character words of a real segmenter's dictionary (with arbitrary meanings), so that
+word segmentation behaves as on Chinese: mostly right, sometimes wrong."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ _SYLLABLES = {
            ["а", "е", "и", "о", "у", "ы", "я", "ю"],
            ["", "", "н", "р", "л", "к", "т", "ск", "м"]),
 }
-from .han import HAN_POOL, TRANSLIT_HAN, ZH_FUNCTION_CHARS  # noqa: E402
+from .han import HAN_POOL, TRANSLIT_HAN, ZH_FUNCTION_CHARS, ZH_WORDS_2, ZH_WORDS_3  # noqa: E402
 
 _FR_ENDINGS = {"NOUN": ["", "", "e", "ette", "eau", "ion", "age"], "ADJ": ["", "", "e", "al", "if"],
                "VERB": ["er", "er", "er", "ir"], "ADV": ["ment"]}
@@ -123,8 +125,9 @@ class Lexicon:
 def _pseudo_word(rng: random.Random, lang: str, pos: str) -> str:
     if lang == "zh":
         n = rng.choice(_ZH_LENGTHS[pos])
-        pool = [c for c in HAN_POOL if c not in ZH_FUNCTION_CHARS]
-        return "".join(rng.choice(pool) for _ in range(n))
+        if n == 1:
+            return rng.choice([c for c in HAN_POOL if c not in ZH_FUNCTION_CHARS])
+        return rng.choice(ZH_WORDS_2 if n == 2 else ZH_WORDS_3)
     onsets, nuclei, codas = _SYLLABLES[lang]
     nsyl = rng.choice((1, 2, 2, 2, 3)) if pos != "ADV" else rng.choice((1, 2))
     parts = []

@@ -2,7 +2,8 @@
 
 Construction (``make_pair``) edits a premise structure on purpose; ``relation`` decides the label
 from the two structures alone by a small monotonicity logic: entailment = the hypothesis is a
-generalisation of a conjunct of the premise (modifiers dropped, hypernym, adjective read off);
+generalisation of a conjunct of the premise (modifiers dropped, hypernym, adjective read off), or,
+under negation, a specialisation ("did not run" entails "did not run quickly");
 contradiction = the same event with the polarity flipped, an adjective of the same exclusive group
 (antonym, other colour) on the same entity, or an exclusive event (winning the same race) with
 another agent; otherwise neutral."""
