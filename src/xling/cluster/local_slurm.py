@@ -324,12 +324,13 @@ class LocalSlurm:
         # slurmd (root) and clients must reach the socket inside the munge-owned dir.
         os.chmod(self.munge_dir, 0o755)
 
-    def start(self, timeout_s: float = 60) -> None:
-        """Install if needed, configure, start munged, slurmctld and slurmd; wait for `idle`."""
+    def start(self, timeout_s: float = 60, wait_for_other_s: float = 300) -> None:
+        """Install if needed, configure, start munged, slurmctld and slurmd; wait for `idle`.
+        ``wait_for_other_s``: how long to wait for another harness on this machine to stop."""
         if not is_root():
             raise SlurmHarnessError("starting a local SLURM needs root")
         self.install()
-        self._claim_default_conf()
+        self._claim_default_conf(wait_for_other_s)
         self.configure()
         self._start_munge()
         # -c: clear saved state (fresh cluster); daemons daemonise and write their pid files.
@@ -339,17 +340,31 @@ class LocalSlurm:
         self._wait(lambda: read_pid(self.slurmd_pidfile) is not None, 15, "slurmd pid file")
         self._wait(self.is_idle, timeout_s, "node state idle")
 
-    def _claim_default_conf(self) -> None:
+    def _default_conf_holder(self) -> Path | None:
+        """The config another live cluster has linked at CONFIGLESS_LINK, or None when it is free
+        (absent, ours, or left behind by a harness whose slurmctld is gone)."""
+        if not (CONFIGLESS_LINK.is_symlink() or CONFIGLESS_LINK.exists()):
+            return None
+        if not CONFIGLESS_LINK.is_symlink():
+            return CONFIGLESS_LINK  # a real file: some other SLURM's cache, never ours to remove
+        target = Path(os.readlink(CONFIGLESS_LINK))
+        if target == self.conf or LocalSlurm(target.parent.parent).running()["slurmctld"] is None:
+            return None
+        return target
+
+    def _claim_default_conf(self, wait_s: float) -> None:
         if SITE_CONF.exists():
             raise SlurmHarnessError(
                 f"{SITE_CONF} exists (a site SLURM?): jobs' nested srun would read it instead of "
                 "the test cluster's config; run the SLURM tests on a machine without one"
             )
-        if CONFIGLESS_LINK.is_symlink() or CONFIGLESS_LINK.exists():
-            target = Path(os.readlink(CONFIGLESS_LINK)) if CONFIGLESS_LINK.is_symlink() else None
-            other = LocalSlurm(target.parent.parent) if target is not None else None
-            if target != self.conf and (other is None or other.running()["slurmctld"] is not None):
-                raise SlurmHarnessError(f"{CONFIGLESS_LINK} is in use ({target or 'a file'}): another SLURM runs here")
+        # Another harness (a concurrent test run) holds the link: wait for it to stop.
+        deadline = time.monotonic() + wait_s
+        while (holder := self._default_conf_holder()) is not None:
+            if time.monotonic() > deadline:
+                raise SlurmHarnessError(f"{CONFIGLESS_LINK} is in use ({holder}): another SLURM runs here")
+            time.sleep(1)
+        if CONFIGLESS_LINK.is_symlink():
             CONFIGLESS_LINK.unlink()
         CONFIGLESS_LINK.parent.mkdir(parents=True, exist_ok=True)
         CONFIGLESS_LINK.symlink_to(self.conf)

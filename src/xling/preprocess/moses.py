@@ -18,6 +18,7 @@ output (tests compare it with that CLI) but is faster:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
@@ -37,6 +38,49 @@ _CONTROL = regex.compile(r"\p{C}")
 _CHUNK_CACHE_MAX = 1_000_000  # entries per position class; cleared when full (bounded memory)
 
 
+_ESCAPE_LITERALS = {"r": "\r", "n": "\n", "t": "\t"}
+
+
+def _required_chars(pattern: str) -> str | None:
+    """Characters every match of ``pattern`` contains (literals outside classes, not made
+    optional by * or ?), or None when it has none or a construct this reader does not know:
+    the normaliser's patterns are plain literals, groups, classes and \\d/\\s."""
+    if pattern == " +":
+        return "  "  # ' +' -> ' ' only changes a run of two or more spaces
+    need, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            e = pattern[i + 1]
+            i += 2
+            if e in "dswDSW":
+                if i < len(pattern) and pattern[i] in "*?+":
+                    i += 1
+                continue
+            if e.isalnum() and e not in _ESCAPE_LITERALS:
+                return None
+            lit = _ESCAPE_LITERALS.get(e, e)
+        elif c == "[":
+            i = pattern.index("]", i + 2) + 1  # a class: no single required character
+            if i < len(pattern) and pattern[i] in "*?":
+                i += 1
+            continue
+        elif c in "()+":
+            i += 1
+            continue
+        elif c in "|{}^$.*?":
+            return None
+        else:
+            lit = c
+            i += 1
+        if i < len(pattern) and pattern[i] in "*?":
+            i += 1  # optional: not required
+            continue
+        if not (lit.isascii() and lit.isalnum()) and lit != " ":
+            need.append(lit)
+    return "".join(dict.fromkeys(need)) or None
+
+
 def lowercase_and_remove_accent(text: str) -> str:
     """XLM's tools/lowercase_and_remove_accent.py: lowercase, NFD, drop combining marks (Mn)."""
     text = unicodedata.normalize("NFD", text.lower())
@@ -53,6 +97,11 @@ class MosesPipeline:
         self.normalizer = MosesPunctNormalizer(
             lang, pre_replace_unicode_punct=True, post_remove_control_chars=True
         )
+        n = self.normalizer
+        self._norm_rules = [
+            (re.compile(p), r, _required_chars(p))
+            for p, r in list(n.REPLACE_UNICODE_PUNCTUATION) + list(n.substitutions)
+        ]
         self.tok = MosesTokenizer(lang=lang)
         t = self.tok
         self._alpha = frozenset(t.IsAlpha)
@@ -73,9 +122,15 @@ class MosesPipeline:
     def normalize(self, line: str) -> str:
         """``line`` without its newline; normalised as normalize-punctuation.perl (and the
         sacremoses CLI) see it, newline included: rules like (\\.+)"(\\s*[^<]) match on it."""
-        if "  " in line or not _NORMALIZE_TRIGGERS.isdisjoint(line):
-            return self.normalizer.normalize(line + "\n")
-        return _CONTROL.sub("", line).strip()
+        if "  " not in line and _NORMALIZE_TRIGGERS.isdisjoint(line):
+            return _CONTROL.sub("", line).strip()
+        # MosesPunctNormalizer.normalize, skipping each rule whose required characters are
+        # absent from the text at that point (a regex pass that cannot match changes nothing)
+        text = line + "\n"
+        for regexp, sub, need in self._norm_rules:
+            if need is None or all(c in text for c in need):
+                text = regexp.sub(sub, text)
+        return _CONTROL.sub("", text).strip()
 
     # -- tokenisation -------------------------------------------------------------------------
     def _char_steps(self, text: str) -> str:
