@@ -14,6 +14,12 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/testbed.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/taskdata.smk"
+include: "workflow/rules/preprocess.smk"
+include: "workflow/rules/codeswitch.smk"
+include: "workflow/rules/bpe.smk"
+include: "workflow/rules/binarize.smk"
+include: "workflow/rules/finetune.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -82,11 +82,15 @@ def main(argv=None):
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    cuda = args.device == "cuda"
-    if cuda and not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda but no GPU is visible")
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench_pretrain_"))
+    with tempfile.TemporaryDirectory(prefix="bench_pretrain_") as tmp:
+        return run(args, Path(tmp))
+
+
+def run(args, tmp: Path) -> dict:
+    cuda = args.device == "cuda"
     n_sent = max(200, args.batch * (args.steps * (args.rounds + 1) + args.warmup) * args.tokens_per_sample // 12)
     data = write_toy_data(tmp / "bin", ["en", "fr"], n_train=n_sent, n_valid=4,
                           vocab_per_language=args.vocab_per_language, seed=0)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
-from xling.preprocess.moses import MosesPipeline, lowercase_and_remove_accent
+from xling.preprocess.moses import MosesPipeline, _required_chars, lowercase_and_remove_accent
 from xling.preprocess.tokenize import TokenizeSettings, tokenize_line
 
 SAMPLES = {
@@ -110,3 +110,42 @@ def test_tokenize_line_from_config_lowercases():
               "preprocess": {"lowercase_and_remove_accent": True}}
     assert tokenize_line("L’Été « chaud »", "fr", config) == "l' ete \" chaud \""
     assert tokenize_line("L’Été", "fr", TokenizeSettings("fr")) == "L' Été"
+
+
+def test_required_chars_of_rule_patterns():
+    assert _required_chars(r"(\d) %") == "%"
+    assert _required_chars(r"\) ([.!:?;,])") == ")"
+    assert _required_chars(r'(\.+)"(\s*[^<])') == '."'
+    assert _required_chars("。\\s*") == "。"
+    assert _required_chars(r" +") == "  "
+    assert _required_chars(r"([a-zA-Z])’([a-zA-Z])") == "’"
+    assert _required_chars(r"a|b") is None and _required_chars(r"x?") is None
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _real_sentences(lang: str) -> list[str]:
+    """Raw sentences of the UD dev treebank (# text = ...) and the Tatoeba test set."""
+    tb = {"en": "UD_English-EWT", "fr": "UD_French-GSD", "ru": "UD_Russian-GSD"}[lang]
+    lines = []
+    for f in sorted((SHARED / "ud-2.3" / tb).glob("*-ud-dev.conllu")):
+        lines += [l[len("# text = "):].rstrip("\n") for l in open(f, encoding="utf-8")
+                  if l.startswith("# text = ")]
+    tat = {"en": "tatoeba.fra-eng.eng", "fr": "tatoeba.fra-eng.fra", "ru": "tatoeba.rus-eng.rus"}[lang]
+    if (SHARED / "tatoeba-v1" / tat).exists():
+        lines += (SHARED / "tatoeba-v1" / tat).read_text(encoding="utf-8").splitlines()
+    return lines
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "ru"])
+def test_real_text_equals_sacremoses_cli(lang):
+    if not (SHARED / "ud-2.3").is_dir():
+        pytest.skip(f"no shared real data at {SHARED}")
+    lines = _real_sentences(lang)
+    assert len(lines) > 500
+    ours = MosesPipeline(lang, escape=True)
+    got = [ours(l) for l in lines]
+    want = _cli(lang, lines)
+    diff = [(l, a, b) for l, a, b in zip(lines, got, want) if a != b]
+    assert not diff, diff[:3]

@@ -43,7 +43,7 @@ def test_paper_hyperparameters():
     assert o["--encoder-layers"] == "8" and o["--encoder-attention-heads"] == "12"
     assert o["--encoder-embed-dim"] == "768" and o["--encoder-ffn-embed-dim"] == "3072"
     assert o["--activation-fn"] == "gelu" and float(o["--dropout"]) == 0.1
-    assert o["--optimizer"] == "adam" and o["--lr-scheduler"] == "inverse_sqrt"
+    assert o["--optimizer"] == "xling_adam" and o["--lr-scheduler"] == "inverse_sqrt"
     assert float(o["--lr"]) == 1e-4 and o["--warmup-updates"] == "30000"
     assert o["--tokens-per-sample"] == "256" and o["--sample-break-mode"] == "none"
     assert o["--batch-size"] == "96"

@@ -67,6 +67,8 @@ def test_language_vocab_rejects_bad_lines(tmp_path):
     (tmp_path / "dict.x.txt").write_text("a1 5\nzz 2\n")
     with pytest.raises(InputError, match=r"dict\.x\.txt:2"):
         read_language_vocab(tmp_path / "dict.x.txt", d)
+    with pytest.raises(InputError, match=r"dict\.z\.txt"):
+        read_language_vocab(tmp_path / "dict.z.txt", d)
     (tmp_path / "dict.y.txt").write_text("a1\n")
     with pytest.raises(InputError, match=r"dict\.y\.txt:1"):
         read_language_vocab(tmp_path / "dict.y.txt", d)

@@ -28,6 +28,7 @@ rule pretrain:
         dictionary="bin/{setting}/{pair}/dict.txt",
     output:
         done="pretrain/{setting}/{pair}/done.json",
+        best="pretrain/{setting}/{pair}/checkpoint_best.pt",
     params:
         setting=lambda w: config["settings"][w.setting],
         model=config["model"],
@@ -37,6 +38,8 @@ rule pretrain:
     threads: 1
     resources:
         gpus=0,
+    log:
+        "logs/pretrain/{setting}/{pair}.log",
     script:
         "%s"
 """ % (ROOT / "workflow" / "scripts" / "pretrain.py")
@@ -62,7 +65,7 @@ def test_killed_job_resumes_when_the_rule_reruns(tmp_path):
     # kill the whole job (Snakemake and fairseq) once a checkpoint exists, as a scheduler would
     proc = snakemake(tmp_path, start_new_session=True)
     deadline = time.time() + 150
-    while not (out / "checkpoint_last.pt").exists() and proc.poll() is None and time.time() < deadline:
+    while not (out / "fairseq" / "checkpoint_last.pt").exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, proc.stdout.read()
     os.killpg(proc.pid, signal.SIGKILL)
@@ -75,7 +78,13 @@ def test_killed_job_resumes_when_the_rule_reruns(tmp_path):
     log_text, _ = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, log_text
     done = json.loads((out / "done.json").read_text())
+    best = out / "checkpoint_best.pt"
+    assert Path(done["checkpoint_best"]).name == best.name and best.exists()
+    assert best.stat().st_ino == (out / "fairseq" / "checkpoint_best.pt").stat().st_ino  # a link, no copy
     assert done["updates"] == 30 and done["invocations"] == 2
     log = (out / "train.log").read_text()
     resumed = re.findall(r"Loaded checkpoint \S+checkpoint_last\.pt \(epoch \d+ @ (\d+) updates\)", log)
     assert len(resumed) == 1 and 0 < int(resumed[0]) < 30
+    job_log = (tmp_path / "logs" / "pretrain" / "sep_l1_3" / "en-fr.log").read_text()
+    # (Snakemake clears the killed attempt's log; fairseq's train.log keeps both)
+    assert job_log.count(" start on no GPU(s)") == 1 and '"updates": 30' in job_log

@@ -87,6 +87,18 @@ def test_read_pid_and_pid_alive(tmp_path):
         ls.read_pid(pf)
 
 
+def test_stale_pid_file_of_another_process_is_not_a_daemon(tmp_path):
+    """stop() kills only what running() reports: a pid file naming some other live process (a
+    reused pid) must not count, or stop() would kill an unrelated process."""
+    cluster = ls.LocalSlurm(tmp_path)
+    (tmp_path / "run").mkdir()
+    cluster.ctld_pidfile.write_text(f"{os.getpid()}\n")  # alive, but it is python, not slurmctld
+    assert ls.process_name(os.getpid()) != "slurmctld"
+    assert cluster.running() == {"munged": None, "slurmctld": None, "slurmd": None}
+    cluster.stop()  # nothing to stop; this process survives
+    assert ls.pid_alive(os.getpid())
+
+
 # --- resources ---------------------------------------------------------------------------------
 
 PAPER_CONFIG = yaml.safe_load((REPO_ROOT / "config" / "config.yaml").read_text())
@@ -252,3 +264,67 @@ def test_paper_budget_rows():
     table = budget.markdown_table(list(rows.values()))
     assert table.count("\n") == len(rows) + 3
     assert f"{sum(r.gpu_hours for r in rows.values()):,.0f}" in table.splitlines()[-1]
+
+
+# --- the real workflow declares its resources ----------------------------------------------------
+
+# Run in a subprocess (Snakemake keeps global state): every rule of the workflow as Snakemake
+# parsed it, whether it runs in the main process, and which resources the rule itself declares.
+LIST_RULES = r"""
+import json, sys
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+    wf = api.workflow(
+        resource_settings=ResourceSettings(), config_settings=ConfigSettings(configfiles=[Path(sys.argv[1])]),
+        snakefile=Path("workflow/Snakefile"), workdir=Path("."),
+    )._workflow
+    rules = [
+        {"rule": r.name, "local": bool(r.norun or r.name in wf._localrules),
+         "resources": sorted(k for k in r.resources if not k.startswith("_") and k != "tmpdir")}
+        for r in wf.rules
+    ]
+print("RULES=" + json.dumps(rules))
+"""
+
+
+def test_every_workflow_rule_declares_cluster_resources(tmp_path):
+    """Every rule that does work is a cluster job declaring its own memory, runtime and CPUs (the
+    profile's default-resources are only a fallback); only resource-free aggregation rules (no
+    shell/script/run) run in the main Snakemake process, so nothing GPU-bound ever does."""
+    import json
+    import subprocess
+    import sys
+
+    if not (REPO_ROOT / "workflow" / "Snakefile").exists():
+        pytest.skip("workflow/Snakefile not written yet")
+    for entry in REPO_ROOT.iterdir():  # a private view of the repo: Snakemake writes .snakemake/
+        if entry.name not in ("results", "logs", ".snakemake", ".git"):
+            (tmp_path / entry.name).symlink_to(entry)
+    proc = subprocess.run(
+        [sys.executable, "-c", LIST_RULES, "config/demo.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RULES=")), None)
+    assert proc.returncode == 0 and line, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rules = json.loads(line[len("RULES="):])
+    assert rules
+    for r in rules:
+        if r["local"]:
+            assert "gpu" not in r["resources"], f"local rule {r['rule']} declares a GPU"
+            continue
+        missing = [k for k in ("mem_mb", "runtime", "cpus_per_task") if k not in r["resources"]]
+        assert not missing, f"rule {r['rule']} declares no {missing}"
+
+
+def test_workflow_scripts_read_the_gpu_resource_by_its_declared_name():
+    """Rules declare the GPU count as resource `gpu` (the only name the SLURM plugin turns into
+    --gpus, and the pool the local profile limits). A script reading `gpus` gets nothing and would
+    silently train on CPU inside a GPU job."""
+    import re
+
+    wrong = re.compile(r"""resources\.gpus\b|resources\s*,\s*["']gpus["']|resources(?:\.get\(|\[)\s*["']gpus["']""")
+    scripts = sorted((REPO_ROOT / "workflow" / "scripts").glob("*.py")) + sorted((REPO_ROOT / "workflow").rglob("*.smk"))
+    offenders = [f"{p.relative_to(REPO_ROOT)}:{i}" for p in scripts
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if wrong.search(line)]
+    assert not offenders, f"read resource `gpu`, not `gpus`: {offenders}"

@@ -1,5 +1,10 @@
 """Snakemake script: CC-100 .txt.xz -> non-empty text lines."""
 
+try:
+    import _setup  # noqa: F401  (puts src/ on sys.path)
+except ImportError:
+    pass
+
 from xling.preprocess.extract import extract_cc
 from xling.preprocess.logs import log_result
 

@@ -2,11 +2,18 @@
 
 With input ``match_train`` (Wiki-CC), the train split is capped at that file's line count."""
 
+try:
+    import _setup  # noqa: F401  (puts src/ on sys.path)
+except ImportError:
+    pass
+
 from xling.preprocess.logs import log_result
 from xling.preprocess.split import SplitSettings, count_lines, merge_and_split
 
 sm = snakemake  # noqa: F821
 match = sm.input.get("match_train")
+if match and not isinstance(match, str):  # given as a one-element list
+    match = match[0]
 counts = merge_and_split(
     list(sm.input.shards), sm.output.train, sm.output.valid, sm.output.test,
     SplitSettings.from_config(sm.config["preprocess"]),

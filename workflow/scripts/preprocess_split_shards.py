@@ -1,5 +1,10 @@
 """Snakemake script: raw text -> a fixed number of round-robin shards."""
 
+try:
+    import _setup  # noqa: F401  (puts src/ on sys.path)
+except ImportError:
+    pass
+
 from xling.preprocess.logs import log_result
 from xling.preprocess.shards import split_shards
 

@@ -1,5 +1,10 @@
 """Snakemake script: tokenise one shard (Moses chain or Chinese segmenter), one line per line."""
 
+try:
+    import _setup  # noqa: F401  (puts src/ on sys.path)
+except ImportError:
+    pass
+
 from xling.preprocess.logs import log_result
 from xling.preprocess.shards import tokenize_shard
 from xling.preprocess.tokenize import TokenizeSettings

@@ -1,5 +1,10 @@
 """Snakemake script: Wikipedia dump -> plain text lines (WikiExtractor)."""
 
+try:
+    import _setup  # noqa: F401  (puts src/ on sys.path)
+except ImportError:
+    pass
+
 from xling.preprocess.extract import extract_wiki
 from xling.preprocess.logs import log_result
 

@@ -13,9 +13,11 @@ pretrain_job(
     model=dict(snakemake.params.model),
     pretrain=dict(snakemake.params.pretrain),
     languages=list(snakemake.params.languages),
-    gpus=int(getattr(snakemake.resources, "gpus", 0) or 0),
+    # `gpu` as the lead's res() names it for snakemake-executor-plugin-slurm
+    gpus=int(getattr(snakemake.resources, "gpu", 0) or getattr(snakemake.resources, "gpus", 0) or 0),
     seed=snakemake.params.seed,
     threads=int(snakemake.threads),
     # loader workers beside the trainer; on 1-2 cores loading in the main process is faster
     num_workers=min(8, int(snakemake.threads) - 1),
+    job_log=snakemake.log[0] if snakemake.log else None,
 )

@@ -179,6 +179,13 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
+def process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:
+        return ""
+
+
 def read_pid(path: Path) -> int | None:
     try:
         text = path.read_text().strip()
@@ -390,10 +397,8 @@ class LocalSlurm:
 
     def stop(self) -> None:
         """Stop the daemons this harness started (by their pid files only), newest first."""
-        munge_pid = [self.munge_pidfile] if self.munge_dir_record.exists() else []
-        for pidfile in (self.slurmd_pidfile, self.ctld_pidfile, *munge_pid):
-            pid = read_pid(pidfile)
-            if pid is None or not pid_alive(pid):
+        for name, pid in reversed(list(self.running().items())):
+            if pid is None:
                 continue
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -404,16 +409,18 @@ class LocalSlurm:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         self._release_default_conf()
-        if self.munge_dir_record.exists() and not (self.munge_pidfile.exists() and pid_alive(read_pid(self.munge_pidfile) or 0)):
+        if self.munge_dir_record.exists() and self.running()["munged"] is None:
             shutil.rmtree(self.munge_dir, ignore_errors=True)
             self.munge_dir_record.unlink()
 
     def running(self) -> dict[str, int | None]:
+        """Live daemons of this harness by name (munged, slurmctld, slurmd), from its pid files."""
         out = {}
         munge_pid = self.munge_pidfile if self.munge_dir_record.exists() else None
         for name, pf in (("munged", munge_pid), ("slurmctld", self.ctld_pidfile), ("slurmd", self.slurmd_pidfile)):
             pid = read_pid(pf) if pf is not None else None
-            out[name] = pid if pid is not None and pid_alive(pid) else None
+            # A stale pid file may name a reused pid: only a live process of that name counts.
+            out[name] = pid if pid is not None and pid_alive(pid) and process_name(pid) == name else None
         return out
 
     def diagnostics(self) -> str:

@@ -6,7 +6,8 @@ remove-non-printing-char | tokenizer.perl -no-escape -l L. The equivalent sacrem
 output (tests compare it with that CLI) but is faster:
 
 * normalisation: a line with none of the characters any normalisation rule reacts to skips the
-  ~40 regex passes (it only gets control characters removed and is stripped);
+  ~75 regex passes (it only gets control characters removed and is stripped); otherwise each
+  rule runs only when the characters every match of it contains are in the text;
 * tokenisation: everything before the non-breaking-prefix step of the Moses tokenizer acts on
   characters and their direct neighbours, so it is computed per whitespace-separated chunk
   (cached: words repeat) and the line-level steps run on the joined tokens. Lines where the
@@ -128,7 +129,8 @@ class MosesPipeline:
         # absent from the text at that point (a regex pass that cannot match changes nothing)
         text = line + "\n"
         for regexp, sub, need in self._norm_rules:
-            if need is None or all(c in text for c in need):
+            if need is None or (need in text if len(need) == 1 or need == "  "
+                                else all(c in text for c in need)):
                 text = regexp.sub(sub, text)
         return _CONTROL.sub("", text).strip()
 

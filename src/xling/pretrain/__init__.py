@@ -1,1 +1,10 @@
-"""MLM pretraining with fairseq (paper 3.1, 4.3): command line, fairseq plugin, loader."""
+"""MLM pretraining with fairseq (paper 3.1, 4.3).
+
+* ``command``: the ``fairseq-train`` command line of one job from the config;
+* ``fairseq_plugin``: the ``--user-dir`` plugin (task ``xling_multilingual_mlm``, model
+  ``xling_mlm`` with per-language embeddings/bottom layers, optimizer ``xling_adam``);
+* ``run``: runs/resumes a job and writes ``done.json`` (workflow/scripts/pretrain.py);
+* ``loader``: ``load_encoder(checkpoint)`` for fine-tuning and analysis;
+* ``sampling``, ``vocab``: the pure maths (language sampling, per-language vocabularies);
+* ``inprocess``, ``toy_data``: fairseq objects in this process and tiny corpora (tests, bench).
+"""

@@ -9,6 +9,7 @@ from xling.errors import ConfigError
 from xling.pretrain.fairseq_plugin import USER_DIR
 from xling.pretrain.fairseq_plugin.mlm_model import MODEL_NAME
 from xling.pretrain.fairseq_plugin.mlm_task import TASK_NAME
+from xling.pretrain.fairseq_plugin.optim import OPTIMIZER_NAME
 
 
 def max_updates(pretrain: dict) -> int:
@@ -80,7 +81,7 @@ def fairseq_train_command(
         "--required-batch-size-multiple", "1",
         "--num-workers", str(num_workers),
         # optimisation
-        "--optimizer", "adam",
+        "--optimizer", OPTIMIZER_NAME,  # fairseq's Adam, on torch's multi-tensor kernels
         "--adam-betas", f"({float(betas[0])}, {float(betas[1])})",
         "--lr", str(pretrain["lr"]),
         "--lr-scheduler", str(pretrain["lr_scheduler"]),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from xling.io import atomic_write
+from xling.io import atomic_path, atomic_write
 
 START_MARK = "=== xling pretrain start "
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| INFO \| (\S+) \| (\{.*\})\s*$")
@@ -118,13 +118,26 @@ def summarise(records: list[tuple[str, dict]], languages: list[str]) -> dict:
     return out
 
 
+def publish_checkpoint(src: Path, dst: Path) -> None:
+    """Put fairseq's ``src`` at ``dst`` in one rename (a hard link: no copy of a large file).
+    fairseq replaces its checkpoints by rename, so the link keeps the content it had."""
+    with atomic_path(dst) as tmp:
+        try:
+            os.link(src, tmp)
+        except OSError:  # no hard links on this file system
+            shutil.copyfile(src, tmp)
+
+
 def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], max_update: int,
-                    log_path: str | Path, done_path: str | Path, threads: int | None = None) -> dict:
+                    log_path: str | Path, done_path: str | Path, threads: int | None = None,
+                    best_out: str | Path | None = None) -> dict:
     """Run (or resume) training until ``max_update`` updates, then write ``done.json``.
 
     A rerun after a kill continues from ``checkpoint_last.pt`` (fairseq's default
     ``--restore-file``); a finished run is not restarted, since fairseq would do one more
-    update before noticing ``--max-update``."""
+    update before noticing ``--max-update``. ``best_out``: where to publish
+    ``checkpoint_best.pt`` (a declared output that Snakemake may delete before a rerun, hence
+    kept apart from fairseq's own ``save_dir``)."""
     save_dir, log_path, done_path = Path(save_dir), Path(log_path), Path(done_path)
     save_dir.mkdir(parents=True, exist_ok=True)
     last = save_dir / "checkpoint_last.pt"
@@ -143,6 +156,12 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
         done = checkpoint_updates(last)
     if done is None or done < max_update:
         raise RuntimeError(f"training stopped at {done} < {max_update} updates: see {log_path}")
+    best = save_dir / "checkpoint_best.pt"
+    if not best.exists():
+        raise RuntimeError(f"fairseq wrote no checkpoint_best.pt in {save_dir}: see {log_path}")
+    if best_out is not None:
+        best = Path(best_out)
+        publish_checkpoint(save_dir / "checkpoint_best.pt", best)
     parsed = parse_log(log_path)
     summary = {
         "updates": done,
@@ -151,7 +170,7 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
         **summarise(parsed["records"], list(languages)),
         "wall_s": sum(parsed["invocation_wall_s"]),
         "invocations": len(parsed["invocation_wall_s"]),
-        "checkpoint_best": str(save_dir / "checkpoint_best.pt"),
+        "checkpoint_best": str(best),
     }
     with atomic_write(done_path) as fh:
         json.dump(summary, fh, indent=2)
@@ -161,14 +180,30 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
 
 def pretrain_job(data_dir: str | Path, done_path: str | Path, setting: dict, model: dict, pretrain: dict,
                  languages: list[str], gpus: int, seed: int | None = None, threads: int = 1,
-                 num_workers: int = 0) -> dict:
+                 num_workers: int = 0, job_log: str | Path | None = None) -> dict:
     """One Snakemake pretraining job: uses the job's GPUs if there are any (fp16/bf16 from
-    config), else the CPU in fp32. Checkpoints and ``train.log`` go beside ``done.json``."""
+    config), else the CPU in fp32. Checkpoints and fairseq's ``train.log`` go beside
+    ``done.json``; ``job_log`` (the rule's log) gets one line per start and the summary.
+
+    Layout: fairseq's checkpoints (``checkpoint_last.pt`` for resuming, interval and best
+    ones) live in ``<out>/fairseq/``, which no rule declares, so Snakemake never deletes them
+    when it reruns a killed job; ``<out>/checkpoint_best.pt`` (declared) links to the best."""
     from xling.pretrain.command import fairseq_train_command, max_updates
 
     n_gpus = min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
-    save_dir = Path(done_path).parent
+    out_dir = Path(done_path).parent
+    save_dir = out_dir / "fairseq"
     cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages,
                                 n_gpus=n_gpus, cpu=n_gpus == 0, seed=seed, num_workers=num_workers)
-    return run_pretraining(cmd, save_dir, languages, max_updates(pretrain), save_dir / "train.log", done_path,
-                           threads=threads)
+    note = Path(job_log) if job_log else None
+    if note:
+        note.parent.mkdir(parents=True, exist_ok=True)
+        with open(note, "a", encoding="utf-8") as fh:
+            fh.write(f"{datetime.now().isoformat(timespec='seconds')} start on {n_gpus or 'no'} GPU(s), "
+                     f"fairseq log: {out_dir / 'train.log'}\n{' '.join(cmd)}\n")
+    summary = run_pretraining(cmd, save_dir, languages, max_updates(pretrain), out_dir / "train.log", done_path,
+                              threads=threads, best_out=out_dir / "checkpoint_best.pt")
+    if note:
+        with open(note, "a", encoding="utf-8") as fh:
+            fh.write(f"{datetime.now().isoformat(timespec='seconds')} done: {json.dumps(summary)}\n")
+    return summary

@@ -16,6 +16,8 @@ def read_language_vocab(path: str | Path, dictionary) -> np.ndarray:
     """Boolean mask over ``dictionary`` of the tokens listed in a fairseq-format dict file
     (``token count`` per line). The special symbols are always included."""
     path = Path(path)
+    if not path.exists():
+        raise InputError(path, None, "the per-language dictionary dict.<lang>.txt of the binarize stage")
     mask = np.zeros(len(dictionary), dtype=bool)
     mask[: dictionary.nspecial] = True
     with open(path, encoding="utf-8") as fh:

@@ -175,8 +175,7 @@ class XlingMLMModel(FairseqEncoderModel):
             args.max_positions = args.tokens_per_sample
         vocab_masks = None
         if getattr(args, "language_vocab_mask", False):
-            vocab_masks = torch.from_numpy(
-                np.stack(task.language_vocabs))
+            vocab_masks = torch.from_numpy(np.stack(task.language_vocabs))
         encoder = XlingMLMEncoder(args, task.source_dictionary, len(task.languages), vocab_masks)
         return cls(encoder)
 

@@ -18,7 +18,6 @@ import os
 import numpy as np
 from fairseq.data import (
     ConcatDataset,
-    Dictionary,
     NestedDictionaryDataset,
     NumelDataset,
     NumSamplesDataset,

@@ -1,0 +1,97 @@
+# Corpus preprocessing (issue 3): downloads -> R/corpus/<lang>/<domain>.{train,valid,test}.txt.
+# Raw text -> a fixed number of round-robin shards (preprocess.shards, so the DAG is static) ->
+# one tokenisation job per shard -> merge, length filter, dedup, seeded split.
+
+from xling.preprocess.plan import n_shards, uses_stanford
+
+
+def tok_shards(wc):
+    return [f"{R}/corpus/{wc.lang}/shards/{wc.domain}.{i}.tok.txt" for i in range(n_shards(config, wc.lang))]
+
+
+rule wiki_extract:
+    input:
+        dump=lambda wc: downloaded(f"wiki_{wc.lang}"),
+    output:
+        txt=temp(f"{R}/corpus/{{lang}}/raw/wiki.txt"),
+    log:
+        f"{LOGS}/corpus/{{lang}}/wiki_extract.log",
+    threads: threads_of("preprocess")
+    resources:
+        **res("preprocess"),
+    script:
+        "../scripts/preprocess_wiki_extract.py"
+
+
+rule cc_extract:
+    input:
+        cc=lambda wc: downloaded(f"cc_{wc.lang}"),
+    output:
+        txt=temp(f"{R}/corpus/{{lang}}/raw/cc.txt"),
+    log:
+        f"{LOGS}/corpus/{{lang}}/cc_extract.log",
+    threads: 1
+    resources:
+        **res("preprocess"),
+    script:
+        "../scripts/preprocess_cc_extract.py"
+
+
+# One split rule per language, so each language may have its own shard count (outputs are static).
+for _lang in config["languages"]:
+
+    rule:
+        name:
+            f"split_shards_{_lang}"
+        input:
+            txt=f"{R}/corpus/{_lang}/raw/{{domain}}.txt",
+        output:
+            shards=temp([f"{R}/corpus/{_lang}/shards/{{domain}}.{i}.raw.txt" for i in range(n_shards(config, _lang))]),
+        log:
+            f"{LOGS}/corpus/{_lang}/split_shards.{{domain}}.log",
+        threads: 1
+        resources:
+            **res("preprocess"),
+        script:
+            "../scripts/preprocess_split_shards.py"
+
+
+def stanford_input(wc):
+    return {"stanford": downloaded("stanford_segmenter")} if uses_stanford(config, wc.lang) else {}
+
+
+rule tokenize_shard:
+    input:
+        unpack(stanford_input),
+        shard=f"{R}/corpus/{{lang}}/shards/{{domain}}.{{shard}}.raw.txt",
+    output:
+        tok=temp(f"{R}/corpus/{{lang}}/shards/{{domain}}.{{shard}}.tok.txt"),
+    log:
+        f"{LOGS}/corpus/{{lang}}/tokenize.{{domain}}.{{shard}}.log",
+    params:
+        stanford_home=lambda wc, input: input.get("stanford"),
+    wildcard_constraints:
+        shard=r"\d+",
+    threads: threads_of("preprocess")
+    resources:
+        **res("preprocess"),
+    script:
+        "../scripts/preprocess_tokenize_shard.py"
+
+
+rule merge_split:
+    input:
+        shards=tok_shards,
+        # Wiki-CC: a CC train split is cut to the size of the same language's Wikipedia one
+        match_train=lambda wc: f"{R}/corpus/{wc.lang}/wiki.train.txt" if wc.domain == "cc" else [],
+    output:
+        train=f"{R}/corpus/{{lang}}/{{domain}}.train.txt",
+        valid=f"{R}/corpus/{{lang}}/{{domain}}.valid.txt",
+        test=f"{R}/corpus/{{lang}}/{{domain}}.test.txt",
+    log:
+        f"{LOGS}/corpus/{{lang}}/merge_split.{{domain}}.log",
+    threads: 1
+    resources:
+        **res("preprocess"),
+    script:
+        "../scripts/preprocess_merge_split.py"
