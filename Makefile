@@ -2,9 +2,9 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake
-CORES ?= 2
+CORES ?= all
 
-.PHONY: venv demo test test-fast dry-run clean-demo
+.PHONY: venv demo test test-fast slurm-test dry-run clean-demo
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -17,6 +17,9 @@ test: venv
 
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow and not slurm"
+
+slurm-test: venv
+	$(PY) -m pytest -q -m slurm
 
 dry-run: venv
 	$(SNAKEMAKE) -n --profile profiles/slurm all

@@ -7,7 +7,8 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# Found from the Snakefile, so `--directory elsewhere` runs still get the defaults.
+configfile: f"{workflow.basedir}/config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
@@ -18,6 +19,7 @@ include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/codeswitch.smk"
 include: "workflow/rules/bpe.smk"
 include: "workflow/rules/binarize.smk"
+include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
 

@@ -98,3 +98,18 @@ def test_mixed_batches_when_asked(data_dir, tmp_path):
     itr = task.get_batch_iterator(task.dataset("train"), max_sentences=16, seed=1)
     mixed = sum(int(b["net_input"]["src_lang_id"].unique().numel() > 1) for b in itr.next_epoch_itr(shuffle=True))
     assert mixed > 0
+
+
+def test_masks_change_each_epoch_and_repeat_with_the_seed(data_dir, tmp_path):
+    task = make_task(data_dir, tmp_path, sep_emb=False)
+    task.load_dataset("train_en")
+    ds = task.dataset("train_en")
+
+    def masks(epoch):
+        ds.set_epoch(epoch)
+        # read past the 8-item LRU caches so that no stale item is returned
+        return [ds[i]["target"].clone() for i in range(20)]
+
+    first, second, again = masks(1), masks(2), masks(1)
+    assert all(torch.equal(a, c) for a, c in zip(first, again))
+    assert sum(not torch.equal(a, b) for a, b in zip(first, second)) >= 15

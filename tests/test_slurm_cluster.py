@@ -7,8 +7,10 @@ output and checks them against squeue, the job logs and the ids the jobs saw the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -95,13 +97,55 @@ rule resumable:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("slurm")
-    c = LocalSlurm(root, gpus=1)
+    # 8 declared CPUs on the 2-core machine: the background failure scenarios, the CPU/GPU jobs
+    # and the real slice run side by side (their jobs mostly wait).
+    c = LocalSlurm(root, gpus=1, cpus=8)
     t0 = time.monotonic()
     c.start()
     c.startup_s = time.monotonic() - t0
     yield c
+    # A job still running when the harness stops (as a cancelled or requeued jobstep can be):
+    # slurmstepd and its tasks do not die with slurmd, stop() must end them.
+    started = root / "lingering.started"
+    lingering = subprocess.run(
+        ["sbatch", "--parsable", "-o", str(root / "lingering.log"), "--wrap", LINGERING_JOB.format(started=started)],
+        env=c.env, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert started.exists(), f"job {lingering} did not start: {squeue_states(c.env, [lingering])}"
+    assert cluster_processes(c.conf), "the lingering job's processes are not visible"
     c.stop()
     assert not any(c.running().values()), "harness left daemons running"
+    left = cluster_processes(c.conf)
+    assert not left, "processes of the stopped cluster still run:\n" + "\n".join(left)
+
+
+# Mimics the plugin's jobstep: strips SLURM_* and runs a step with srun, whose task forks a
+# grandchild into its own session; everything sleeps far longer than the tests.
+LINGERING_JOB = (
+    "for v in $(env | grep -o '^SLURM_[A-Z_]*'); do [ $v = SLURM_JOB_ID ] || unset $v; done; "
+    "srun -n1 bash -c 'setsid sleep 3001 & touch {started}; sleep 3002'"
+)
+
+
+def cluster_processes(conf: Path) -> list[str]:
+    """Live processes whose environment names ``conf`` as SLURM_CONF (the cluster's daemons and
+    slurmstepds, and every job task, which slurmstepd gives SLURM_CONF), other than this one."""
+    marker = f"SLURM_CONF={conf}".encode()
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")  # empty for a zombie
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in env:
+            found.append(f"{d.name}: {cmd}")
+    return found
 
 
 def make_workdir(path: Path) -> Path:
@@ -132,8 +176,9 @@ def read_step(path: Path) -> int:
 
 
 def test_cluster_comes_up_idle(cluster):
-    assert cluster.is_idle()
+    # start() returned only once sinfo said `idle`; the daemons are the ones from our pid files
     assert all(cluster.running().values())
+    assert cluster.startup_s < 60
 
 
 def test_cpu_and_gpu_jobs_each_run_as_their_own_slurm_job(cluster, workdir):
@@ -165,35 +210,68 @@ def test_cpu_and_gpu_jobs_each_run_as_their_own_slurm_job(cluster, workdir):
     assert (workdir / "out/prep.txt").stat().st_mtime_ns == prep_mtime
 
 
-@pytest.fixture(scope="module")
-def failure_runs(cluster, tmp_path_factory):
-    """Three runs at once (the scheduler waits dominate, not the CPU): a failing job; a training job
-    that the scheduler cancels (scancel) after 3 steps; one that it requeues after 3 steps, as
-    preemption does. Returns the runs and the job ids acted on."""
+class FailureScenarios(threading.Thread):
+    """Three runs at once, in the background of the other tests (scheduler waits dominate, not
+    CPU): a failing job; a training job that the scheduler cancels (scancel) after 3 steps; one
+    that it requeues after 3 steps, as preemption does. ``result()`` waits for them."""
+
+    def __init__(self, cluster, dirs):
+        super().__init__(daemon=True)
+        self.cluster, self.dirs = cluster, dirs
+        self._result, self._error = None, None
+
+    def run(self):
+        try:
+            self._result = self._run()
+        except BaseException as e:  # re-raised in the test thread by result()
+            self._error = e
+
+    def _run(self):
+        cluster, dirs = self.cluster, self.dirs
+        procs = {
+            "fail": run(cluster, dirs["fail"], ["out/fail.txt"], ["--retries", "0"], background=True),
+            "cancel": run(cluster, dirs["cancel"], ["out/resume_x.json"], ["--retries", "1"], background=True),
+            "requeue": run(cluster, dirs["requeue"], ["out/resume_y.json"], ["--retries", "0"], background=True),
+        }
+        acted: dict[str, str] = {}
+        released = False
+        deadline = time.monotonic() + 150
+        while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
+            for name, step_file, starts in (("cancel", "ckpt/x.step", "ckpt/x.starts"), ("requeue", "ckpt/y.step", "ckpt/y.starts")):
+                if name not in acted and read_step(dirs[name] / step_file) >= 3:
+                    job = json.loads((dirs[name] / starts).read_text().splitlines()[0])["job"]
+                    cmd = ["scancel", job] if name == "cancel" else ["scontrol", "requeue", job]
+                    subprocess.run(cmd, env=cluster.env, check=True)
+                    acted[name] = job
+            job = acted.get("requeue")
+            if job and not released and squeue_states(cluster.env, [job]).get(job) == "PENDING":
+                # SLURM holds a requeued job ~2 minutes (BeginTime); release it now, as a free node would.
+                subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"], env=cluster.env, check=True)
+                released = True
+            time.sleep(0.2)
+        runs = {name: finish_run(p) for name, p in procs.items()}
+        return {"dirs": dirs, "runs": runs, "acted": acted, "released": released}
+
+    def result(self):
+        self.join(timeout=240)
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None, "failure scenarios did not finish"
+        return self._result
+
+
+@pytest.fixture(scope="module", autouse=True)
+def failure_scenarios(cluster, tmp_path_factory):
     dirs = {name: make_workdir(tmp_path_factory.mktemp(name)) for name in ("fail", "cancel", "requeue")}
-    procs = {
-        "fail": run(cluster, dirs["fail"], ["out/fail.txt"], ["--retries", "0"], background=True),
-        "cancel": run(cluster, dirs["cancel"], ["out/resume_x.json"], ["--retries", "1"], background=True),
-        "requeue": run(cluster, dirs["requeue"], ["out/resume_y.json"], ["--retries", "0"], background=True),
-    }
-    acted: dict[str, str] = {}
-    released = False
-    deadline = time.monotonic() + 150
-    while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
-        for name, step_file, starts in (("cancel", "ckpt/x.step", "ckpt/x.starts"), ("requeue", "ckpt/y.step", "ckpt/y.starts")):
-            if name not in acted and read_step(dirs[name] / step_file) >= 3:
-                job = json.loads((dirs[name] / starts).read_text().splitlines()[0])["job"]
-                cmd = ["scancel", job] if name == "cancel" else ["scontrol", "requeue", job]
-                subprocess.run(cmd, env=cluster.env, check=True)
-                acted[name] = job
-        job = acted.get("requeue")
-        if job and not released and squeue_states(cluster.env, [job]).get(job) == "PENDING":
-            # SLURM holds a requeued job ~2 minutes (BeginTime); release it now, as a free node would.
-            subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"], env=cluster.env, check=True)
-            released = True
-        time.sleep(0.2)
-    runs = {name: finish_run(p) for name, p in procs.items()}
-    return {"dirs": dirs, "runs": runs, "acted": acted, "released": released}
+    scenarios = FailureScenarios(cluster, dirs)
+    scenarios.start()
+    yield scenarios
+    scenarios.join(timeout=240)
+
+
+@pytest.fixture
+def failure_runs(failure_scenarios):
+    return failure_scenarios.result()
 
 
 def test_failing_job_names_its_slurm_log(cluster, failure_runs):
@@ -236,45 +314,71 @@ def test_preempted_job_is_requeued_and_resumes(cluster, failure_runs):
 
 
 # --- a slice of the project's real workflow ------------------------------------------------------
-# The lead points this at the demo: targets built first with the local profile (inputs of the
-# slice), then SLURM_SLICE_TARGETS through the real SLURM profile, each expected as its own job.
-# --forcerun makes the preprocessing target run again even though the local step made it.
+# The repository's Snakefile on a tiny testbed under its own run name (results/slurmslice/, in a
+# private working directory, never the repository's results/): targets built first with the local
+# profile (inputs of the slice), then SLURM_SLICE_TARGETS through the real SLURM profile, each
+# expected as its own job. --forcerun makes the preprocessing target run again even though the local
+# step made it.
 DEMO_CONFIG = "config/demo.yaml"
+SLICE_RUN = "slurmslice"
+SLICE_CONFIG = {
+    "run_name": SLICE_RUN,
+    "testbed": {"scale": "tiny", "seed": 3},
+    "download": {"mirror": f"results/{SLICE_RUN}/testbed/mirror"},
+    "licensed": {
+        "conll2003_en": {"path": f"results/{SLICE_RUN}/testbed/mirror/licensed/conll2003"},
+        "levow_zh": {"path": f"results/{SLICE_RUN}/testbed/mirror/licensed/levow"},
+    },
+    "pairs": ["en-fr"],
+    "monolingual": {"languages": ["en", "fr"]},
+    # the tiny testbed has ~170 lines per language and shard
+    "preprocess": {"valid_lines": 20, "test_lines": 20},
+    "pretrain": {"updates_per_epoch": 5, "max_epoch": 1, "warmup_updates": 2, "log_interval": 1,
+                 "save_interval_updates": 5},
+}
 LOCAL_PREP_TARGETS: list[str] = [
-    "results/demo/corpus/fr/wiki.train.txt",
-    "results/demo/bin/mono/en/dict.txt",
+    f"results/{SLICE_RUN}/corpus/fr/wiki.train.txt",
+    f"results/{SLICE_RUN}/bin/mono/en/dict.txt",
 ]
 SLURM_SLICE_TARGETS: list[str] = [
-    "results/demo/corpus/fr/wiki.train.txt",     # one preprocessing job (rule merge_split)
-    "results/demo/pretrain/mono/en/done.json",    # one tiny pretraining job
+    f"results/{SLICE_RUN}/corpus/fr/wiki.train.txt",     # one preprocessing job (rule merge_split)
+    f"results/{SLICE_RUN}/pretrain/mono/en/done.json",    # one tiny pretraining job
 ]
-FORCERUN: list[str] = ["results/demo/corpus/fr/wiki.train.txt"]
-EXPECTED_SLURM_JOBS = 2  # the preprocessing job and the pretraining job, nothing else
+FORCERUN: list[str] = [f"results/{SLICE_RUN}/corpus/fr/wiki.train.txt"]
+EXPECTED_SLURM_JOBS = {"merge_split", "pretrain_mono"}  # one job each, nothing else
 
 
 def test_real_workflow_slice_on_slurm(cluster, tmp_path):
-    if not (REPO_ROOT / "workflow" / "Snakefile").exists() or not (REPO_ROOT / DEMO_CONFIG).exists():
-        pytest.skip("workflow/Snakefile or config/demo.yaml not written yet: the real slice needs both")
-    # A private copy of the repo's workflow so results/ and logs/ of the test stay in tmp_path.
+    if not (REPO_ROOT / "Snakefile").exists() or not (REPO_ROOT / DEMO_CONFIG).exists():
+        pytest.skip("Snakefile or config/demo.yaml missing: the real slice needs both")
+    # A private view of the repository (links to its Snakefile, workflow/, config/, src/, ...):
+    # results/, logs/ and .snakemake/ of the test stay in tmp_path, apart from any run of the
+    # repository itself.
     work = tmp_path / "repo"
     work.mkdir()
     for entry in REPO_ROOT.iterdir():
         if entry.name not in ("results", "logs", ".snakemake", ".git"):
             (work / entry.name).symlink_to(entry)
+    (work / "slice.yaml").write_text(yaml.safe_dump(SLICE_CONFIG))
+    configs = [DEMO_CONFIG, "slice.yaml"]
     local = subprocess.run(
         # --notemp keeps the preprocessing shards (temp() outputs), so the forced SLURM run
         # reruns only the merge/split job instead of the whole extraction chain.
-        ["timeout", "-k", "10", "600", sys.executable, "-m", "snakemake", "--profile", "profiles/local",
-         "--configfile", DEMO_CONFIG, "--cores", "2", "--notemp", "--", *LOCAL_PREP_TARGETS],
+        ["timeout", "-k", "10", "300", sys.executable, "-m", "snakemake", "--profile", "profiles/local",
+         "--configfile", *configs, "--cores", "2", "--notemp", "--", *LOCAL_PREP_TARGETS],
         cwd=work, capture_output=True, text=True,
     )
     assert local.returncode == 0, local.stdout[-3000:] + local.stderr[-3000:]
     r = run_workflow_on_slurm(
-        SLURM_SLICE_TARGETS, DEMO_CONFIG, ["--forcerun", *FORCERUN], workdir=work, env=cluster.env, timeout_s=300
+        SLURM_SLICE_TARGETS, None, ["--configfile", *configs, "--forcerun", *FORCERUN], workdir=work,
+        env=cluster.env, timeout_s=240,
     )
     assert r.returncode == 0, r.output[-4000:]
-    assert len(r.jobs) == EXPECTED_SLURM_JOBS, [j.rule for j in r.jobs]
+    assert sorted(j.rule for j in r.jobs) == sorted(EXPECTED_SLURM_JOBS), [j.rule for j in r.jobs]
     assert len({j.slurm_jobid for j in r.jobs}) == len(r.jobs)
     assert squeue_states(cluster.env, [j.slurm_jobid for j in r.jobs]) == {j.slurm_jobid: "COMPLETED" for j in r.jobs}
     for target in SLURM_SLICE_TARGETS:
         assert (work / target).exists(), target
+        assert not (work / target).is_symlink()
+    # nothing of the slice landed in the repository's own results/
+    assert not (REPO_ROOT / "results" / SLICE_RUN).exists()

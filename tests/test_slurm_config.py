@@ -45,6 +45,16 @@ def test_node_definition_reserves_memory_and_declares_gpus():
     assert "Gres" not in ls.node_definition(node, gpus=0)
 
 
+def test_declared_cpus_override_the_detected_ones(tmp_path):
+    node = ls.parse_node_line(SLURMD_C)
+    fields = dict(t.split("=", 1) for t in ls.node_definition(node, cpus=8).split())
+    assert fields["CPUs"] == "8" and int(fields["SocketsPerBoard"]) * int(fields["CoresPerSocket"]) * int(fields["ThreadsPerCore"]) == 8
+    kw = dict(cluster_name="t", control_host="vm", node_line="NodeName=vm", node_name="vm", ctld_port=1,
+              slurmd_port=2, root=tmp_path, munge_socket=tmp_path / "s")
+    assert "SlurmdParameters=config_overrides" in ls.slurm_conf_text(config_overrides=True, **kw)
+    assert "config_overrides" not in ls.slurm_conf_text(**kw)
+
+
 def test_slurm_conf_has_the_keys_a_cgroupless_accountingless_node_needs(tmp_path):
     node = ls.parse_node_line(SLURMD_C)
     text = ls.slurm_conf_text(
@@ -97,6 +107,46 @@ def test_stale_pid_file_of_another_process_is_not_a_daemon(tmp_path):
     assert cluster.running() == {"munged": None, "slurmctld": None, "slurmd": None}
     cluster.stop()  # nothing to stop; this process survives
     assert ls.pid_alive(os.getpid())
+
+
+def test_stop_ends_the_processes_of_its_jobs_and_nothing_else(tmp_path):
+    """stop() ends every process a job of its cluster started (SLURM_JOB_ID and this cluster's
+    SLURM_CONF, or a descendant of such a process, even with SLURM_* stripped, as the plugin's
+    jobstep does before its srun), and leaves alone a client of the cluster (SLURM_CONF but no
+    job), a job of another cluster, and the caller."""
+    import subprocess
+    import time
+
+    cluster = ls.LocalSlurm(tmp_path)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    job_env = dict(base, SLURM_CONF=str(cluster.conf), SLURM_JOB_ID="7")
+    # a job: a batch shell, a child that lost its SLURM_* variables, a grandchild in its own session
+    job = subprocess.Popen(
+        ["bash", "-c", "env -u SLURM_CONF -u SLURM_JOB_ID bash -c 'setsid sleep 301 & sleep 302' & sleep 300"],
+        env=job_env,
+    )
+    client = subprocess.Popen(["sleep", "303"], env=dict(base, SLURM_CONF=str(cluster.conf)))
+    other = subprocess.Popen(["sleep", "304"], env=dict(base, SLURM_CONF=str(tmp_path / "other.conf"), SLURM_JOB_ID="7"))
+    found = []
+    try:
+        deadline = time.monotonic() + 10
+        while len(cluster.job_processes()) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        found = cluster.job_processes()
+        assert sorted(p.comm for p in found) == ["bash", "bash", "sleep", "sleep", "sleep"], found
+        assert {client.pid, other.pid, os.getpid()}.isdisjoint(p.pid for p in found)
+        cluster.stop(grace_s=1)
+        assert job.wait(timeout=5) is not None
+        assert cluster.job_processes() == []
+        assert not any(ls.pid_alive(p.pid) and ls.read_proc(p.pid) == p for p in found)
+        assert client.poll() is None and other.poll() is None and ls.pid_alive(os.getpid())
+    finally:
+        for p in found:  # on failure, leave no sleeper behind
+            if ls.read_proc(p.pid) == p:
+                os.kill(p.pid, 9)
+        for proc in (job, client, other):
+            proc.kill()
+            proc.wait()
 
 
 # --- resources ---------------------------------------------------------------------------------
@@ -278,7 +328,7 @@ from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSet
 with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
     wf = api.workflow(
         resource_settings=ResourceSettings(), config_settings=ConfigSettings(configfiles=[Path(sys.argv[1])]),
-        snakefile=Path("workflow/Snakefile"), workdir=Path("."),
+        snakefile=Path("Snakefile"), workdir=Path("."),
     )._workflow
     rules = [
         {"rule": r.name, "local": bool(r.norun or r.name in wf._localrules),
@@ -297,8 +347,8 @@ def test_every_workflow_rule_declares_cluster_resources(tmp_path):
     import subprocess
     import sys
 
-    if not (REPO_ROOT / "workflow" / "Snakefile").exists():
-        pytest.skip("workflow/Snakefile not written yet")
+    if not (REPO_ROOT / "Snakefile").exists():
+        pytest.skip("Snakefile missing")
     for entry in REPO_ROOT.iterdir():  # a private view of the repo: Snakemake writes .snakemake/
         if entry.name not in ("results", "logs", ".snakemake", ".git"):
             (tmp_path / entry.name).symlink_to(entry)
@@ -323,8 +373,12 @@ def test_workflow_scripts_read_the_gpu_resource_by_its_declared_name():
     silently train on CPU inside a GPU job."""
     import re
 
-    wrong = re.compile(r"""resources\.gpus\b|resources\s*,\s*["']gpus["']|resources(?:\.get\(|\[)\s*["']gpus["']""")
+    def reads(name):
+        return re.compile(rf"""resources\.{name}\b|resources\s*,\s*["']{name}["']|resources(?:\.get\(|\[)\s*["']{name}["']""")
+
+    wrong, right = reads("gpus"), reads("gpu")
     scripts = sorted((REPO_ROOT / "workflow" / "scripts").glob("*.py")) + sorted((REPO_ROOT / "workflow").rglob("*.smk"))
+    # a line that reads `gpus` only as a fallback after `gpu` is fine
     offenders = [f"{p.relative_to(REPO_ROOT)}:{i}" for p in scripts
-                 for i, line in enumerate(p.read_text().splitlines(), 1) if wrong.search(line)]
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if wrong.search(line) and not right.search(line)]
     assert not offenders, f"read resource `gpu`, not `gpus`: {offenders}"

@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from xling import config as xcfg  # noqa: E402
+from xling.cluster.resources import rule_resources, rule_threads  # noqa: E402
 from xling.errors import ConfigError  # noqa: E402
 
 try:
@@ -37,26 +38,13 @@ wildcard_constraints:
 
 
 def res(family):
-    """Snakemake resources of a rule family, named as snakemake-executor-plugin-slurm reads them
-    (`gpu`, `cpus_per_task`, `mem_mb`, `runtime`, `slurm_partition`, `slurm_account`,
-    `slurm_extra`); locally, `gpu` is a pool the local profile caps at the machine's GPU count."""
-    r = config["rule_resources"][family]
-    out = {"mem_mb": r["mem_mb"], "runtime": r["runtime"], "cpus_per_task": r["cpus"], "gpu": r["gpus"]}
-    cluster = config.get("cluster", {})
-    if r["gpus"] and cluster.get("gpu_model"):
-        out["gpu_model"] = cluster["gpu_model"]
-    for key in ("slurm_partition", "slurm_account"):
-        if cluster.get(key):
-            out[key] = cluster[key]
-    if r.get("slurm_extra"):
-        out["slurm_extra"] = r["slurm_extra"]
-    if r.get("nodes"):
-        out["nodes"] = r["nodes"]
-    return out
+    """Snakemake resources of a rule family, in the names snakemake-executor-plugin-slurm reads
+    (mapping documented in xling.cluster.resources)."""
+    return rule_resources(config, family)
 
 
 def threads_of(family):
-    return config["rule_resources"][family]["cpus"]
+    return rule_threads(config, family)
 
 
 def pair_langs(pair):
@@ -71,6 +59,7 @@ def all_targets():
     """Everything `all` builds; grows stage by stage."""
     return [
         *taskdata_targets(),
+        *pretrain_targets(),
         *rules.report.output,
         f"{R}/report/anchors.md",
     ]

@@ -60,7 +60,9 @@ rule finetune:
         max_seq_len=config["finetune"]["max_seq_len"],
         seed=config["finetune"]["seed"],
         stanford_home=finetune_stanford_home,
-        max_train_examples=config["finetune"].get("max_train_examples"),
+        # a task's own cap wins over the global one (null: the whole training set)
+        max_train_examples=lambda w: config["finetune"][w.task].get(
+            "max_train_examples", config["finetune"].get("max_train_examples")),
         meta=lambda w: {"setting": w.setting, "pair": w.pair, "task": w.task, "hp_id": w.hp_id},
     threads: threads_of("finetune")
     resources:

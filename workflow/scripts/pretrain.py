@@ -17,7 +17,5 @@ pretrain_job(
     gpus=int(getattr(snakemake.resources, "gpu", 0) or getattr(snakemake.resources, "gpus", 0) or 0),
     seed=snakemake.params.seed,
     threads=int(snakemake.threads),
-    # loader workers beside the trainer; on 1-2 cores loading in the main process is faster
-    num_workers=min(8, int(snakemake.threads) - 1),
     job_log=snakemake.log[0] if snakemake.log else None,
 )

@@ -2,8 +2,9 @@
 
 Used by the SLURM tests and CI: it needs root and no systemd. Everything it writes (config, state,
 spool, logs, munge key and socket, pid files) lives under one directory, the daemons listen on free
-ports, and `stop()` ends only the daemons whose pid files it wrote, so two harnesses (or a site
-SLURM) on the same machine do not interfere. Lessons baked in (issue 6): munge's run dir does not
+ports, and `stop()` ends only the daemons whose pid files it wrote, then every process a job of this
+cluster started (found through /proc, see `job_process_tree`), so two harnesses (or a site SLURM) on
+the same machine do not interfere and no job step outlives the cluster. Lessons baked in (issue 6): munge's run dir does not
 exist without systemd, no cgroups (proctrack/linuxproc, task/none), no accounting (the executor
 plugin must then use `squeue`, and MinJobAge must stay above its status-check threshold), node line
 taken from `slurmd -C`.
@@ -48,6 +49,8 @@ MUNGE_USER = "munge"
 # harness links it to its own slurm.conf while running, leaving /etc alone.
 SITE_CONF = Path("/etc/slurm/slurm.conf")
 CONFIGLESS_LINK = Path("/run/slurm/conf/slurm.conf")
+# SLURM's own processes inside a job, which need the daemons to shut down cleanly.
+SLURM_TOOLS = frozenset({"slurmstepd", "srun", "salloc", "sbatch", "sattach"})
 # Kept well above 3 x slurm-init-seconds-before-status-checks (the plugin's squeue threshold) so
 # finished jobs stay visible to `squeue --states=all` long enough for Snakemake to see their state.
 MIN_JOB_AGE_S = 600
@@ -77,14 +80,19 @@ def parse_node_line(text: str, source: str = "slurmd -C") -> dict[str, str]:
     raise InputError(source, None, "a line starting with 'NodeName='", text.strip()[:80] or "(empty)")
 
 
-def node_definition(node: dict[str, str], gpus: int = 0, mem_reserve_mb: int = 512) -> str:
+def node_definition(node: dict[str, str], gpus: int = 0, mem_reserve_mb: int = 512, cpus: int | None = None) -> str:
     """The slurm.conf NodeName line: the hardware `slurmd -C` saw, minus a little memory for the OS.
 
     ``gpus`` > 0 declares fake GPU GRES (null-device files) so `--gpus=N` requests are
     scheduled and accounted on a machine without GPUs, which exercises the profile's GPU mapping."""
     keys = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
     parts = [f"NodeName={node['NodeName']}"]
-    parts += [f"{k}={node[k]}" for k in keys if k in node]
+    if cpus is None:
+        parts += [f"{k}={node[k]}" for k in keys if k in node]
+    else:
+        # Declared CPUs instead of the real ones (slurm.conf then needs config_overrides): lets
+        # tests whose jobs mostly sleep run side by side on a 2-core machine.
+        parts += [f"CPUs={cpus}", "Boards=1", "SocketsPerBoard=1", f"CoresPerSocket={cpus}", "ThreadsPerCore=1"]
     mem = max(256, int(node["RealMemory"]) - mem_reserve_mb)
     parts.append(f"RealMemory={mem}")
     if gpus > 0:
@@ -106,6 +114,7 @@ def slurm_conf_text(
     gpus: int = 0,
     partition: str = "debug",
     def_mem_per_cpu: int = 500,
+    config_overrides: bool = False,
 ) -> str:
     """slurm.conf for a single-node cluster whose every path lives under ``root``."""
     lines = [
@@ -147,6 +156,9 @@ def slurm_conf_text(
     ]
     if gpus > 0:
         lines.append("GresTypes=gpu")
+    if config_overrides:
+        # trust the node line over what slurmd detects (declared CPUs above the real count)
+        lines.append("SlurmdParameters=config_overrides")
     lines.append(node_line)
     lines.append(f"PartitionName={partition} Nodes={node_name} Default=YES MaxTime=INFINITE State=UP")
     return "\n".join(lines) + "\n"
@@ -196,6 +208,83 @@ def read_pid(path: Path) -> int | None:
     return int(text)
 
 
+@dataclass(frozen=True)
+class ProcInfo:
+    """One live (non-zombie) process, as /proc shows it."""
+
+    pid: int
+    ppid: int
+    start: int  # clock ticks after boot (/proc/<pid>/stat field 22): tells a reused pid apart
+    comm: str
+    slurm_conf: str | None  # SLURM_CONF in its environment, if any
+    slurm_job_id: str | None  # SLURM_JOB_ID in its environment, if any
+
+
+def read_proc(pid: int) -> ProcInfo | None:
+    """The process ``pid``, or None if it is gone, a zombie or unreadable."""
+    try:
+        stat_text = Path(f"/proc/{pid}/stat").read_text()
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:  # gone (ENOENT/ESRCH) or another user's process seen without root (EACCES)
+        return None
+    comm = stat_text[stat_text.find("(") + 1 : stat_text.rfind(")")]
+    fields = stat_text[stat_text.rfind(")") + 2 :].split()
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return None
+    env = {}
+    for item in environ.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep and key in (b"SLURM_CONF", b"SLURM_JOB_ID"):
+            env[key.decode()] = value.decode(errors="replace")
+    return ProcInfo(pid, int(fields[1]), int(fields[19]), comm, env.get("SLURM_CONF"), env.get("SLURM_JOB_ID"))
+
+
+def process_table() -> dict[int, ProcInfo]:
+    table = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and (info := read_proc(int(entry.name))) is not None:
+            table[info.pid] = info
+    return table
+
+
+def _same_file(value: str, conf: Path) -> bool:
+    if value == str(conf):
+        return True
+    try:
+        return Path(value).resolve() == conf.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def job_process_tree(table: dict[int, ProcInfo], conf: Path, roots: tuple[int, ...] = ()) -> set[int]:
+    """Pids of the processes that jobs of the cluster configured by ``conf`` started.
+
+    Marked: a job's processes (SLURM_JOB_ID set and SLURM_CONF naming ``conf``: slurmstepd puts
+    both in every task's environment) and the cluster's slurmstepds (they inherit slurmd's
+    SLURM_CONF). Then every descendant of a marked process or of ``roots`` (slurmd), which catches
+    what the plugin's jobstep starts after stripping SLURM_* from its environment. The roots
+    themselves, and the caller and its ancestors, are never included."""
+    marked = {
+        p.pid for p in table.values()
+        if p.slurm_conf is not None and (p.slurm_job_id is not None or p.comm == "slurmstepd")
+        and _same_file(p.slurm_conf, conf)
+    }
+    children: dict[int, list[int]] = {}
+    for p in table.values():
+        children.setdefault(p.ppid, []).append(p.pid)
+    found, todo = set(), [*marked, *(c for r in roots for c in children.get(r, ()))]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    protected, pid = set(roots), os.getpid()
+    while pid > 1 and pid not in protected:
+        protected.add(pid)
+        pid = table[pid].ppid if pid in table else 0
+    return found - protected
+
+
 # --------------------------------------------------------------------------------------------
 # The harness
 
@@ -203,10 +292,12 @@ def read_pid(path: Path) -> int | None:
 @dataclass
 class LocalSlurm:
     """One-node SLURM under ``root``. ``gpus``: fake GPU GRES to declare on the node, so jobs that
-    request GPUs are scheduled (and their GPU count checked) on a machine without GPUs."""
+    request GPUs are scheduled (and their GPU count checked) on a machine without GPUs. ``cpus``:
+    CPUs to declare instead of the real count (None = what `slurmd -C` sees)."""
 
     root: Path
     gpus: int = 0
+    cpus: int | None = None
     partition: str = "debug"
     cluster_name: str = "xlingtest"
     log: list[str] = field(default_factory=list)
@@ -282,7 +373,7 @@ class LocalSlurm:
         text = slurm_conf_text(
             cluster_name=self.cluster_name,
             control_host=name,
-            node_line=node_definition(node, self.gpus),
+            node_line=node_definition(node, self.gpus, cpus=self.cpus),
             node_name=name,
             ctld_port=free_port(),
             slurmd_port=free_port(),
@@ -290,6 +381,7 @@ class LocalSlurm:
             munge_socket=self.munge_socket,
             gpus=self.gpus,
             partition=self.partition,
+            config_overrides=self.cpus is not None and self.cpus != int(node["CPUs"]),
         )
         self.conf.write_text(text)
         gpu_files = [self.root / "dev" / f"fakegpu{i}" for i in range(self.gpus)]
@@ -395,9 +487,14 @@ class LocalSlurm:
             time.sleep(0.25)
         raise SlurmHarnessError(f"timed out after {timeout_s:.0f}s waiting for {what}; {self.diagnostics()}")
 
-    def stop(self) -> None:
-        """Stop the daemons this harness started (by their pid files only), newest first."""
-        for name, pid in reversed(list(self.running().items())):
+    def stop(self, grace_s: float = 3.0) -> None:
+        """Stop the daemons this harness started (by their pid files only), newest first, then end
+        every process its jobs started (SIGTERM, SIGKILL after ``grace_s``): slurmstepd and its
+        tasks do not die with slurmd, and a job step left running would outlive the cluster."""
+        daemons = self.running()
+        # Before slurmd goes: its children are found through it while it lives.
+        jobs = self._job_processes(roots=tuple(p for p in (daemons["slurmd"],) if p is not None))
+        for name, pid in reversed(list(daemons.items())):
             if pid is None:
                 continue
             with contextlib.suppress(ProcessLookupError):
@@ -408,10 +505,53 @@ class LocalSlurm:
             if pid_alive(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-        self._release_default_conf()
-        if self.munge_dir_record.exists() and self.running()["munged"] is None:
-            shutil.rmtree(self.munge_dir, ignore_errors=True)
-            self.munge_dir_record.unlink()
+        try:
+            # With the daemons gone no job starts again; end what the jobs left (the config link
+            # still held, so a SLURM_CONF naming it counts as ours).
+            self._end_processes(jobs, grace_s)
+        finally:
+            self._release_default_conf()
+            if self.munge_dir_record.exists() and self.running()["munged"] is None:
+                shutil.rmtree(self.munge_dir, ignore_errors=True)
+                self.munge_dir_record.unlink()
+
+    def _job_processes(self, roots: tuple[int, ...] = ()) -> dict[int, ProcInfo]:
+        table = process_table()
+        return {pid: table[pid] for pid in job_process_tree(table, self.conf, roots)}
+
+    def job_processes(self) -> list[ProcInfo]:
+        """Live processes started by this cluster's jobs (slurmstepds included)."""
+        return sorted(self._job_processes().values(), key=lambda p: p.pid)
+
+    def _end_processes(self, known: dict[int, ProcInfo], grace_s: float, timeout_s: float = 15.0) -> None:
+        """SIGTERM the job processes (``known`` plus any found by a fresh scan, each round: a dying
+        job may still fork), SIGKILL what is left after ``grace_s``, until none is alive."""
+        known = dict(known)
+        termed: set[int] = set()
+        t0 = time.monotonic()
+        while True:
+            table = process_table()
+            for pid in job_process_tree(table, self.conf):
+                known.setdefault(pid, table[pid])
+            # the same process still (not a reused pid) and not a zombie
+            alive = [pid for pid, p in known.items() if pid in table and table[pid].start == p.start]
+            if not alive:
+                return
+            elapsed = time.monotonic() - t0
+            if elapsed > timeout_s:
+                raise SlurmHarnessError(
+                    "job processes survived SIGKILL: "
+                    + ", ".join(f"{pid} ({known[pid].comm})" for pid in sorted(alive))
+                )
+            # slurmstepd and srun outlast SIGTERM (they try to reach the gone daemons): once only
+            # they are left, the jobs' own processes have ended and there is no grace to wait out
+            kill_now = elapsed >= grace_s or all(known[pid].comm in SLURM_TOOLS for pid in alive)
+            for pid in alive:
+                if kill_now or pid not in termed:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL if kill_now else signal.SIGTERM)
+                    termed.add(pid)
+            time.sleep(0.1)
 
     def running(self) -> dict[str, int | None]:
         """Live daemons of this harness by name (munged, slurmctld, slurmd), from its pid files."""
@@ -450,8 +590,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("action", choices=["start", "stop", "status"])
     ap.add_argument("dir", type=Path, help="directory holding the cluster's config, state and logs")
     ap.add_argument("--gpus", type=int, default=0, help="fake GPU GRES to declare (default 0)")
+    ap.add_argument("--cpus", type=int, default=None, help="CPUs to declare (default: the real count)")
     args = ap.parse_args(argv)
-    cluster = LocalSlurm(args.dir, gpus=args.gpus)
+    cluster = LocalSlurm(args.dir, gpus=args.gpus, cpus=args.cpus)
     if args.action == "start":
         try:
             cluster.start()

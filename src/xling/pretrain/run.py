@@ -180,7 +180,7 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
 
 def pretrain_job(data_dir: str | Path, done_path: str | Path, setting: dict, model: dict, pretrain: dict,
                  languages: list[str], gpus: int, seed: int | None = None, threads: int = 1,
-                 num_workers: int = 0, job_log: str | Path | None = None) -> dict:
+                 num_workers: int | None = None, job_log: str | Path | None = None) -> dict:
     """One Snakemake pretraining job: uses the job's GPUs if there are any (fp16/bf16 from
     config), else the CPU in fp32. Checkpoints and fairseq's ``train.log`` go beside
     ``done.json``; ``job_log`` (the rule's log) gets one line per start and the summary.
@@ -191,6 +191,11 @@ def pretrain_job(data_dir: str | Path, done_path: str | Path, setting: dict, mod
     from xling.pretrain.command import fairseq_train_command, max_updates
 
     n_gpus = min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
+    # fairseq runs one process per GPU: share the job's cores among them
+    per_process = max(1, int(threads) // max(1, n_gpus))
+    if num_workers is None:
+        # data-loading workers beside each trainer; on 1-2 cores the main process is faster
+        num_workers = min(8, per_process - 1)
     out_dir = Path(done_path).parent
     save_dir = out_dir / "fairseq"
     cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages,
@@ -202,7 +207,7 @@ def pretrain_job(data_dir: str | Path, done_path: str | Path, setting: dict, mod
             fh.write(f"{datetime.now().isoformat(timespec='seconds')} start on {n_gpus or 'no'} GPU(s), "
                      f"fairseq log: {out_dir / 'train.log'}\n{' '.join(cmd)}\n")
     summary = run_pretraining(cmd, save_dir, languages, max_updates(pretrain), out_dir / "train.log", done_path,
-                              threads=threads, best_out=out_dir / "checkpoint_best.pt")
+                              threads=per_process, best_out=out_dir / "checkpoint_best.pt")
     if note:
         with open(note, "a", encoding="utf-8") as fh:
             fh.write(f"{datetime.now().isoformat(timespec='seconds')} done: {json.dumps(summary)}\n")
