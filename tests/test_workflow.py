@@ -52,7 +52,7 @@ def licensed_config(tmp_path):
 
 
 def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
-    proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), "all")
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), "--", "all")
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout)
     assert counts["pretrain"] == 30            # 10 settings x 3 pairs
@@ -68,18 +68,19 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
 def test_missing_licensed_corpus_stops_planning(tmp_path):
     proc = snakemake(tmp_path, "-n", "--cores", "1", "all")
     assert proc.returncode != 0
-    assert "licensed.levow_zh.path is not set" in proc.stderr
+    assert "licensed.levow_zh.path is not set" in proc.stdout + proc.stderr
     assert not (tmp_path / "results").exists()
 
 
 def test_bad_config_stops_before_any_job(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("settings:\n  default: {bpe: jiont}\nmodel: {layer: 8}\n")
-    proc = snakemake(tmp_path, "--cores", "1", "--configfile", str(bad), "all")
+    proc = snakemake(tmp_path, "--cores", "1", "--configfile", str(bad), "--", "all")
     assert proc.returncode != 0
-    assert "config key 'settings.default.bpe': 'jiont' is not allowed" in proc.stderr
-    assert "'per_language_prefixed'" in proc.stderr
-    assert "unknown key(s) 'layer'" in proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "config key 'settings.default.bpe': 'jiont' is not allowed" in out
+    assert "'per_language_prefixed'" in out
+    assert "unknown key(s) 'layer'" in out
     assert not (tmp_path / "results").exists()
 
 
@@ -87,13 +88,15 @@ def _slice_config(tmp_path: Path) -> Path:
     """The demo on the tiny testbed, reduced to what one (setting, pair, task) job needs."""
     cfg = {
         "run_name": "slice",
-        "testbed": {"scale": "tiny", "seed": 7},
+        # tiny, but with enough NER sentences for a tagger to learn the entities
+        "testbed": {"scale": "tiny", "seed": 7, "wiki_sentences": 1500, "ner_train": 600, "ner_dev": 100,
+                    "ner_test": 100},
         "download": {"mirror": "results/slice/testbed/mirror"},
         "licensed": {"conll2003_en": {"path": "results/slice/testbed/mirror/licensed/conll2003"},
                      "levow_zh": {"path": "results/slice/testbed/mirror/licensed/levow"}},
         "pairs": ["en-fr"],
         "monolingual": {"languages": ["en"]},
-        "preprocess": {"valid_lines": 100, "test_lines": 100, "shards": 2},
+        "preprocess": {"valid_lines": 50, "test_lines": 50, "shards": 2},
         "pretrain": {"updates_per_epoch": 40, "max_epoch": 1, "save_interval_updates": 40,
                      "warmup_updates": 20},
         "finetune": {"tasks": ["ner"]},
