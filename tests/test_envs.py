@@ -40,3 +40,14 @@ def test_fairseq_version_agrees():
     boot = (REPO / "scripts" / "bootstrap.sh").read_text()
     version = re.search(r"fairseq-fixed==([\d.]+)", boot).group(1)
     assert f"fairseq-fixed=={version}" in post
+
+
+def test_every_script_rule_names_an_existing_conda_env():
+    """`--sdm conda` deploys one small env per rule family: each rule that runs a script names one."""
+    rules_dir = REPO / "workflow" / "rules"
+    for smk in sorted(rules_dir.glob("*.smk")):
+        text = smk.read_text()
+        envs = re.findall(r'^\s+conda:\s*\n\s+"([^"]+)"', text, flags=re.M)
+        assert text.count("script:") == len(envs), f"{smk.name}: a script rule without conda:"
+        for env in envs:
+            assert (rules_dir / env).resolve().is_file(), f"{smk.name}: {env} does not exist"

@@ -14,6 +14,8 @@ rule binarize:
         f"{LOGS}/binarize/{{setting}}/{{src}}-{{tgt}}.log",
     params:
         languages=lambda wc: [wc.src, wc.tgt],
+    conda:
+        "../../envs/fairseq.yaml"
     threads: threads_of("binarize")
     resources:
         **res("binarize"),
@@ -32,6 +34,8 @@ rule binarize_mono:
         f"{LOGS}/binarize/mono/{{lang}}.log",
     params:
         languages=lambda wc: [wc.lang],
+    conda:
+        "../../envs/fairseq.yaml"
     threads: threads_of("binarize")
     resources:
         **res("binarize"),

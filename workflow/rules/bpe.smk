@@ -40,6 +40,8 @@ rule bpe:
         mode=lambda wc: setting(wc.setting)["bpe"],
         merges=lambda wc: setting(wc.setting)["merges"],
         languages=lambda wc: [wc.src, wc.tgt],
+    conda:
+        "../../envs/corpus.yaml"
     threads: threads_of("bpe")
     resources:
         **res("bpe"),
@@ -63,6 +65,8 @@ rule bpe_mono:
         mode="joint",
         merges=config["monolingual"]["bpe_merges"],
         languages=lambda wc: [wc.lang],
+    conda:
+        "../../envs/corpus.yaml"
     threads: threads_of("bpe")
     resources:
         **res("bpe"),
@@ -80,6 +84,8 @@ rule anchors_table:
         f"{LOGS}/report/anchors.log",
     params:
         entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("report"),

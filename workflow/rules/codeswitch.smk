@@ -28,6 +28,8 @@ rule bilingual_dict:
         src=lambda wc: wc.src,
         tgt=lambda wc: wc.tgt,
         uids={lang: c["panlex"] for lang, c in config["languages"].items() if c.get("panlex")},
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("bpe"),
@@ -63,6 +65,8 @@ rule codeswitch:
         batch_words=config["codeswitch"]["batch_words"],
         max_phrase_words=config["codeswitch"].get("max_phrase_words", 4),
         lowercase_fallback=config["codeswitch"].get("lowercase_fallback", True),
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("bpe"),

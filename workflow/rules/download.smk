@@ -33,6 +33,8 @@ for _rid, _res in config["downloads"].items():
             mirror=config["download"]["mirror"],
             retries=config["download"]["retries"],
             timeout=config["download"]["timeout_s"],
+        conda:
+            "../../envs/corpus.yaml"
         threads: 1
         resources:
             **res("download"),
@@ -52,6 +54,8 @@ for _rid, _res in config["downloads"].items():
                 f"{LOGS}/download/{_rid}.extract.log",
             params:
                 action="extract",
+            conda:
+                "../../envs/corpus.yaml"
             threads: 1
             resources:
                 **res("download"),

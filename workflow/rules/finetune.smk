@@ -64,6 +64,8 @@ rule finetune:
         max_train_examples=lambda w: config["finetune"][w.task].get(
             "max_train_examples", config["finetune"].get("max_train_examples")),
         meta=lambda w: {"setting": w.setting, "pair": w.pair, "task": w.task, "hp_id": w.hp_id},
+    conda:
+        "../../envs/fairseq.yaml"
     threads: threads_of("finetune")
     resources:
         **res("finetune"),

@@ -16,6 +16,8 @@ rule wiki_extract:
         txt=temp(f"{R}/corpus/{{lang}}/raw/wiki.txt"),
     log:
         f"{LOGS}/corpus/{{lang}}/wiki_extract.log",
+    conda:
+        "../../envs/corpus.yaml"
     threads: threads_of("preprocess")
     resources:
         **res("preprocess"),
@@ -30,6 +32,8 @@ rule cc_extract:
         txt=temp(f"{R}/corpus/{{lang}}/raw/cc.txt"),
     log:
         f"{LOGS}/corpus/{{lang}}/cc_extract.log",
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("preprocess"),
@@ -49,6 +53,8 @@ for _lang in config["languages"]:
             shards=temp([f"{R}/corpus/{_lang}/shards/{{domain}}.{i}.raw.txt" for i in range(n_shards(config, _lang))]),
         log:
             f"{LOGS}/corpus/{_lang}/split_shards.{{domain}}.log",
+        conda:
+            "../../envs/corpus.yaml"
         threads: 1
         resources:
             **res("preprocess"),
@@ -72,6 +78,8 @@ rule tokenize_shard:
         stanford_home=lambda wc, input: input.get("stanford"),
     wildcard_constraints:
         shard=r"\d+",
+    conda:
+        "../../envs/corpus.yaml"
     threads: threads_of("preprocess")
     resources:
         **res("preprocess"),
@@ -90,6 +98,8 @@ rule merge_split:
         test=f"{R}/corpus/{{lang}}/{{domain}}.test.txt",
     log:
         f"{LOGS}/corpus/{{lang}}/merge_split.{{domain}}.log",
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("preprocess"),

@@ -31,6 +31,8 @@ rule pretrain:
         pretrain=config["pretrain"],
         languages=lambda w: pretrain_languages(w.pair),
         seed=None,
+    conda:
+        "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
     resources:
         **res("pretrain"),
@@ -52,6 +54,8 @@ rule pretrain_mono:
         pretrain=config["pretrain"],
         languages=lambda w: [mono_data_lang(w.mono)],
         seed=lambda w: config["monolingual"]["en_prime_seed"] if w.mono.endswith("_prime") else None,
+    conda:
+        "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
     resources:
         **res("pretrain"),

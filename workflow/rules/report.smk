@@ -23,6 +23,8 @@ rule report:
         baseline="default",
         source=SRC,
         note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
+    conda:
+        "../../envs/report.yaml"
     threads: threads_of("report")
     resources:
         **res("report"),

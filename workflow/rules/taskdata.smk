@@ -62,6 +62,8 @@ rule taskdata_xnli:
         languages=TASK_LANGS,
         source=SRC,
         out_root=f"{R}/tasks/xnli",
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("download"),
@@ -81,6 +83,8 @@ rule taskdata_ner_wikiann:
     params:
         task="ner_wikiann",
         lang=lambda wc: wc.lang,
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("download"),
@@ -98,6 +102,8 @@ rule taskdata_ner_conll2003:
     params:
         task="ner_conll2003",
         conll_dir=config["licensed"]["conll2003_en"]["path"],
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("download"),
@@ -125,6 +131,8 @@ if NER_LEVOW:
             stanford_home=lambda wc, input: input.get("stanford"),
             stanford_model=config["preprocess"].get("stanford_model", "ctb"),
             dev_fraction=TD["levow_dev_fraction"],
+        conda:
+            "../../envs/corpus.yaml"
         threads: 1
         resources:
             **res("download"),
@@ -145,6 +153,8 @@ rule taskdata_parsing:
         task="parsing",
         treebank=lambda wc: config["finetune"]["parsing"]["treebanks"][wc.lang],
         splits=TD["ud_splits"],
+    conda:
+        "../../envs/corpus.yaml"
     threads: 1
     resources:
         **res("download"),

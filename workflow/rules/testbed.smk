@@ -12,6 +12,8 @@ if USE_TESTBED:
         params:
             testbed=config["testbed"],
             seed=config["testbed"]["seed"],
+        conda:
+            "../../envs/corpus.yaml"
         threads: 1
         resources:
             **res("download"),

@@ -1,5 +1,7 @@
 """Snakemake script of rule finetune: one (setting, pair, task, hyperparameter cell) job -> result.json."""
 
+import _setup  # noqa: F401  (puts src/ on sys.path for per-rule conda envs)
+
 import contextlib
 import sys
 from pathlib import Path

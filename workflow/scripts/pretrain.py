@@ -1,5 +1,7 @@
 """Snakemake script of rule pretrain / pretrain_mono: one MLM pretraining job."""
 
+import _setup  # noqa: F401  (puts src/ on sys.path for per-rule conda envs)
+
 from pathlib import Path
 
 from xling.pretrain.run import pretrain_job

@@ -1,6 +1,8 @@
 """Snakemake script of rule report: Table 1, the paper-vs-reproduction table and Figure 3 from the
 fine-tuning result.json files (no GPU, no model)."""
 
+import _setup  # noqa: F401  (puts src/ on sys.path for per-rule conda envs)
+
 from pathlib import Path
 
 from xling.report import build_report
