@@ -5,14 +5,10 @@ download: params url, sha256, mirror, retries, timeout; output[0] = the file (<f
 extract:  input[0] = the archive; output[0] = the extracted directory
 """
 
-import contextlib
 import sys
 from pathlib import Path
 
-try:
-    import _setup  # noqa: F401
-except ImportError:
-    pass
+from _setup import run_logged  # also puts src/ on sys.path
 
 from xling.download import fetch, safe_extract
 
@@ -36,14 +32,7 @@ def is_extract(sm) -> bool:
 
 
 def main(sm) -> None:
-    job = run_extract if is_extract(sm) else run_download
-    log = list(getattr(sm, "log", []) or [])
-    if not log:
-        job(sm)
-        return
-    Path(log[0]).parent.mkdir(parents=True, exist_ok=True)
-    with open(log[0], "w") as fh, contextlib.redirect_stderr(fh):
-        job(sm)
+    run_logged(sm, run_extract if is_extract(sm) else run_download)
 
 
 if "snakemake" in globals():

@@ -1,8 +1,7 @@
 """Snakemake script of rule finetune: one (setting, pair, task, hyperparameter cell) job -> result.json."""
 
-import _setup  # noqa: F401  (puts src/ on sys.path for per-rule conda envs)
+from _setup import run_logged  # also puts src/ on sys.path for per-rule conda envs
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -47,10 +46,4 @@ def main(sm) -> None:
     )
 
 
-log = list(getattr(snakemake, "log", []) or [])
-if log:
-    Path(log[0]).parent.mkdir(parents=True, exist_ok=True)
-    with open(log[0], "w") as fh, contextlib.redirect_stderr(fh):
-        main(snakemake)
-else:
-    main(snakemake)
+run_logged(snakemake, main)

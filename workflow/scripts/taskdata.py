@@ -1,15 +1,11 @@
 """Snakemake script for the task-data rules (params.task picks the builder): thin wrapper over
 xling.taskdata."""
 
-import contextlib
 import json
 import sys
 from pathlib import Path
 
-try:
-    import _setup  # noqa: F401
-except ImportError:
-    pass
+from _setup import run_logged  # also puts src/ on sys.path
 
 from xling.taskdata.ner import build_conll2003, build_levow, build_wikiann
 from xling.taskdata.nli import build_xnli
@@ -37,16 +33,5 @@ def main(sm) -> None:
     print(json.dumps({"task": task, "counts": counts}), file=sys.stderr)
 
 
-def run(sm) -> None:
-    """main() with stderr going to the rule's log file when it has one."""
-    log = list(getattr(sm, "log", []) or [])
-    if not log:
-        main(sm)
-        return
-    Path(log[0]).parent.mkdir(parents=True, exist_ok=True)
-    with open(log[0], "w") as fh, contextlib.redirect_stderr(fh):
-        main(sm)
-
-
 if "snakemake" in globals():
-    run(snakemake)  # noqa: F821 - injected by Snakemake
+    run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake
