@@ -7,8 +7,8 @@ from pathlib import Path
 
 from xling.errors import InputError
 from xling.metrics.parsing import read_conllu_words
-
-NLI_LABELS = ("entailment", "neutral", "contradiction")
+from xling.taskdata import textio
+from xling.taskdata.textio import NLI_LABELS
 
 
 @dataclass
@@ -54,27 +54,10 @@ def read_nli(path: str | Path) -> list[NliExample]:
 
 
 def read_bio(path: str | Path) -> list[TaggedSentence]:
-    path = Path(path)
-    out, words, tags = [], [], []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                if words:
-                    out.append(TaggedSentence(words, tags))
-                    words, tags = [], []
-                continue
-            cols = line.split("\t")
-            tag = cols[-1] if len(cols) == 2 else None
-            if tag is None or not cols[0] or not (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)):
-                raise InputError(path, lineno, "'word<TAB>TAG' with TAG in O, B-X, I-X", line)
-            words.append(cols[0])
-            tags.append(tag)
-    if words:
-        out.append(TaggedSentence(words, tags))
-    if not out:
+    sents = textio.read_bio(path)
+    if not sents:
         raise InputError(path, None, "at least one sentence")
-    return out
+    return [TaggedSentence([w for w, _ in s], [t for _, t in s]) for s in sents]
 
 
 def read_trees(path: str | Path) -> list[Tree]:
