@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xling.cluster.local_slurm import LocalSlurm, is_root
+from xling.cluster.local_slurm import CONFIGLESS_LINK, LocalSlurm, SlurmHarnessError, is_root
 from xling.cluster.slurm_run import REPO_ROOT, finish_run, run_workflow_on_slurm, squeue_states
 
 pytestmark = [
@@ -100,6 +100,12 @@ def cluster(tmp_path_factory):
     # 8 declared CPUs on the 2-core machine: the background failure scenarios, the CPU/GPU jobs
     # and the real slice run side by side (their jobs mostly wait).
     c = LocalSlurm(root, gpus=1, cpus=8)
+    # A start that fails half-way (here: no time to reach `idle`) must leave no daemon and free
+    # the config link, or the next harness on the machine could not start (seen in CI-like runs).
+    probe = LocalSlurm(tmp_path_factory.mktemp("failed-start"), gpus=0, cpus=2)
+    with pytest.raises(SlurmHarnessError, match="node state idle"):
+        probe.start(timeout_s=0)
+    c.failed_start_left = {"daemons": probe.running(), "link": os.readlink(CONFIGLESS_LINK) if CONFIGLESS_LINK.is_symlink() else None}
     t0 = time.monotonic()
     c.start()
     c.startup_s = time.monotonic() - t0
@@ -181,6 +187,12 @@ def test_cluster_comes_up_idle(cluster):
     assert cluster.startup_s < 60
 
 
+def test_failed_start_stops_what_it_started(cluster):
+    left = cluster.failed_start_left
+    assert left["daemons"] == {"munged": None, "slurmctld": None, "slurmd": None}
+    assert left["link"] is None
+
+
 def test_cpu_and_gpu_jobs_each_run_as_their_own_slurm_job(cluster, workdir):
     r = run(cluster, workdir, ["all"])
     assert r.returncode == 0, r.output[-4000:]
@@ -235,7 +247,10 @@ class FailureScenarios(threading.Thread):
         }
         acted: dict[str, str] = {}
         released = False
-        deadline = time.monotonic() + 150
+        # the requeued job's squeue states and live processes over time, for the failure message
+        trace: list[tuple[float, str, tuple[str, ...]]] = []
+        t0 = time.monotonic()
+        deadline = t0 + 150
         while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
             for name, step_file, starts in (("cancel", "ckpt/x.step", "ckpt/x.starts"), ("requeue", "ckpt/y.step", "ckpt/y.starts")):
                 if name not in acted and read_step(dirs[name] / step_file) >= 3:
@@ -244,13 +259,20 @@ class FailureScenarios(threading.Thread):
                     subprocess.run(cmd, env=cluster.env, check=True)
                     acted[name] = job
             job = acted.get("requeue")
-            if job and not released and squeue_states(cluster.env, [job]).get(job) == "PENDING":
-                # SLURM holds a requeued job ~2 minutes (BeginTime); release it now, as a free node would.
+            state = squeue_states(cluster.env, [job]).get(job) if job else None
+            left = tuple(sorted(p.comm for p in cluster.job_processes(job))) if job else ()
+            if state and (not trace or trace[-1][1:] != (state, left)):
+                trace.append((round(time.monotonic() - t0, 1), state, left))
+            if job and not released and state == "PENDING" and not left:
+                # SLURM holds a requeued job ~2 minutes (BeginTime); release it sooner, as a free node
+                # would, but only once the first run's processes are gone: without cgroups (task/none)
+                # the batch-level Snakemake can outlive its step by seconds on a loaded machine; a second run
+                # started beside it is the likely cause of this test failing once in CI.
                 subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"], env=cluster.env, check=True)
                 released = True
             time.sleep(0.2)
         runs = {name: finish_run(p) for name, p in procs.items()}
-        return {"dirs": dirs, "runs": runs, "acted": acted, "released": released}
+        return {"dirs": dirs, "runs": runs, "acted": acted, "released": released, "trace": trace}
 
     def result(self):
         self.join(timeout=240)
@@ -305,7 +327,11 @@ def test_preempted_job_is_requeued_and_resumes(cluster, failure_runs):
     r, workdir = failure_runs["runs"]["requeue"], failure_runs["dirs"]["requeue"]
     job = failure_runs["acted"]["requeue"]
     assert failure_runs["released"]
-    assert r.returncode == 0, r.output[-4000:]
+    plugin_says = [line for line in r.output.splitlines() if "SLURM-job" in line or "status is" in line]
+    assert r.returncode == 0, (
+        f"(seconds, squeue state, processes) of job {job}: {failure_runs['trace']}\n"
+        + "\n".join(plugin_says) + "\n" + r.output[-4000:]
+    )
     assert [j.slurm_jobid for j in r.jobs] == [job]
     starts = [json.loads(line) for line in (workdir / "ckpt/y.starts").read_text().splitlines()]
     assert [s["job"] for s in starts] == [job, job]

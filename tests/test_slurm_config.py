@@ -92,6 +92,8 @@ def test_read_pid_and_pid_alive(tmp_path):
     pf.write_text(f"{os.getpid()}\n")
     assert ls.read_pid(pf) == os.getpid()
     assert ls.pid_alive(os.getpid())
+    pf.write_text("")  # created, not yet written: a daemon starting on a loaded machine
+    assert ls.read_pid(pf) is None
     pf.write_text("garbage")
     with pytest.raises(InputError, match="process id"):
         ls.read_pid(pf)

@@ -199,9 +199,13 @@ def process_name(pid: int) -> str:
 
 
 def read_pid(path: Path) -> int | None:
+    """The pid in ``path``; None while there is none yet (no file, or a daemon has created the
+    file but not yet written it: seen on a loaded machine)."""
     try:
         text = path.read_text().strip()
     except FileNotFoundError:
+        return None
+    if not text:
         return None
     if not re.fullmatch(r"\d+", text):
         raise InputError(path, 1, "a process id", text)
@@ -256,19 +260,27 @@ def _same_file(value: str, conf: Path) -> bool:
         return False
 
 
-def job_process_tree(table: dict[int, ProcInfo], conf: Path, roots: tuple[int, ...] = ()) -> set[int]:
+def job_process_tree(
+    table: dict[int, ProcInfo], conf: Path, roots: tuple[int, ...] = (), job_id: str | None = None
+) -> set[int]:
     """Pids of the processes that jobs of the cluster configured by ``conf`` started.
 
     Marked: a job's processes (SLURM_JOB_ID set and SLURM_CONF naming ``conf``: slurmstepd puts
     both in every task's environment) and the cluster's slurmstepds (they inherit slurmd's
     SLURM_CONF). Then every descendant of a marked process or of ``roots`` (slurmd), which catches
     what the plugin's jobstep starts after stripping SLURM_* from its environment. The roots
-    themselves, and the caller and its ancestors, are never included."""
-    marked = {
-        p.pid for p in table.values()
-        if p.slurm_conf is not None and (p.slurm_job_id is not None or p.comm == "slurmstepd")
-        and _same_file(p.slurm_conf, conf)
-    }
+    themselves, and the caller and its ancestors, are never included. With ``job_id``: only that
+    job's processes and their descendants (no slurmstepds: their environment names no job)."""
+    def ours(p: ProcInfo) -> bool:
+        if p.slurm_conf is None:
+            return False
+        if job_id is not None:
+            mark = p.slurm_job_id == job_id
+        else:
+            mark = p.slurm_job_id is not None or p.comm == "slurmstepd"
+        return mark and _same_file(p.slurm_conf, conf)
+
+    marked = {p.pid for p in table.values() if ours(p)}
     children: dict[int, list[int]] = {}
     for p in table.values():
         children.setdefault(p.ppid, []).append(p.pid)
@@ -430,14 +442,20 @@ class LocalSlurm:
             raise SlurmHarnessError("starting a local SLURM needs root")
         self.install()
         self._claim_default_conf(wait_for_other_s)
-        self.configure()
-        self._start_munge()
-        # -c: clear saved state (fresh cluster); daemons daemonise and write their pid files.
-        self._run(["slurmctld", "-c", "-f", str(self.conf)])
-        self._wait(lambda: read_pid(self.ctld_pidfile) is not None, 15, "slurmctld pid file")
-        self._run(["slurmd", "-f", str(self.conf), "-N", self.node_name])
-        self._wait(lambda: read_pid(self.slurmd_pidfile) is not None, 15, "slurmd pid file")
-        self._wait(self.is_idle, timeout_s, "node state idle")
+        try:
+            self.configure()
+            self._start_munge()
+            # -c: clear saved state (fresh cluster); daemons daemonise and write their pid files.
+            self._run(["slurmctld", "-c", "-f", str(self.conf)])
+            self._wait(lambda: read_pid(self.ctld_pidfile) is not None, 15, "slurmctld pid file")
+            self._run(["slurmd", "-f", str(self.conf), "-N", self.node_name])
+            self._wait(lambda: read_pid(self.slurmd_pidfile) is not None, 15, "slurmd pid file")
+            self._wait(self.is_idle, timeout_s, "node state idle")
+        except BaseException:
+            # A half-started cluster would hold the config link and its daemons would outlive
+            # the caller, who has no harness to stop: undo here.
+            self.stop()
+            raise
 
     def _default_conf_holder(self) -> Path | None:
         """The config another live cluster has linked at CONFIGLESS_LINK, or None when it is free
@@ -491,6 +509,13 @@ class LocalSlurm:
         """Stop the daemons this harness started (by their pid files only), newest first, then end
         every process its jobs started (SIGTERM, SIGKILL after ``grace_s``): slurmstepd and its
         tasks do not die with slurmd, and a job step left running would outlive the cluster."""
+        # A daemon that has created its pid file but not yet written it (a start that failed
+        # early) is still found: give it a moment.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(
+            pf.exists() and read_pid(pf) is None for pf in (self.ctld_pidfile, self.slurmd_pidfile)
+        ):
+            time.sleep(0.1)
         daemons = self.running()
         # Before slurmd goes: its children are found through it while it lives.
         jobs = self._job_processes(roots=tuple(p for p in (daemons["slurmd"],) if p is not None))
@@ -519,9 +544,12 @@ class LocalSlurm:
         table = process_table()
         return {pid: table[pid] for pid in job_process_tree(table, self.conf, roots)}
 
-    def job_processes(self) -> list[ProcInfo]:
-        """Live processes started by this cluster's jobs (slurmstepds included)."""
-        return sorted(self._job_processes().values(), key=lambda p: p.pid)
+    def job_processes(self, job_id: str | None = None) -> list[ProcInfo]:
+        """Live processes started by this cluster's jobs (slurmstepds included), or by one job."""
+        if job_id is None:
+            return sorted(self._job_processes().values(), key=lambda p: p.pid)
+        table = process_table()
+        return sorted((table[pid] for pid in job_process_tree(table, self.conf, job_id=job_id)), key=lambda p: p.pid)
 
     def _end_processes(self, known: dict[int, ProcInfo], grace_s: float, timeout_s: float = 15.0) -> None:
         """SIGTERM the job processes (``known`` plus any found by a fresh scan, each round: a dying
