@@ -29,7 +29,7 @@ from xling.taskdata.ner import (
 from xling.taskdata.nli import build_xnli, read_xnli_tsv
 from xling.taskdata.parallel import read_tatoeba, read_xnli_15way, tatoeba_files
 from xling.preprocess.segment import segmenter
-from xling.taskdata.textio import read_bio
+from xling.taskdata.textio import blank_line_blocks, read_bio
 from xling.taskdata.ud import build_ud, validate_conllu
 
 REPO = Path(__file__).resolve().parents[1]
@@ -416,3 +416,18 @@ def test_ner_dirs_follow_the_dataset():
     assert task_dirs(cfg, "ner", "en-zh") == ("en_conll2003", "zh")
     assert task_dirs(cfg, "xnli", "en-zh") == ("en", "zh")
     assert task_dirs(cfg, "ner", "en-ru") == ("en", "ru")  # unlisted: WikiAnn
+
+
+def test_blank_line_blocks_split_on_blank_and_whitespace_lines():
+    lines = list(enumerate(["", "a", "b", "  ", "", "c", "\t", "d"], 1))
+    assert list(blank_line_blocks(lines)) == [[(2, "a"), (3, "b")], [(6, "c")], [(8, "d")]]
+    assert list(blank_line_blocks([])) == []
+
+
+def test_read_bio_rejects_bad_tags_and_reads_empty_file_as_no_sentences(tmp_path):
+    p = tmp_path / "x.bio"
+    p.write_text("", encoding="utf-8")
+    assert read_bio(p) == []
+    p.write_text("Paris\tB-LOC\n\nRome\tLOC\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"x\.bio:3.*O, B-X, I-X"):
+        read_bio(p)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from xling.errors import InputError
-from xling.taskdata.textio import numbered_lines, write_bio
+from xling.taskdata.textio import blank_line_blocks, numbered_lines, write_bio
 
 Sentence = list[tuple[str, str]]
 
@@ -111,23 +111,18 @@ def realign_to_words(chars: list[str], tags: list[str], words: list[str]) -> lis
 def read_panx_lines(path: str | Path, lang: str, lines: Iterable[tuple[int, str]]) -> list[Sentence]:
     """Sentences from panx lines ``<lang>:<word>\\t<TAG>`` (blank line between sentences)."""
     sents: list[Sentence] = []
-    cur: Sentence = []
     prefix = lang + ":"
-    for i, line in lines:
-        if not line.strip():
-            if cur:
-                sents.append(cur)
-                cur = []
-            continue
-        cols = line.split("\t")
-        if len(cols) != 2:
-            raise InputError(path, i, f"{lang}:<word><TAB><TAG>", line)
-        token, tag = cols[0], cols[1].strip()
-        if not token.startswith(prefix) or len(token) == len(prefix):
-            raise InputError(path, i, f"a token prefixed with '{prefix}'", token)
-        parse_tag(Path(path), i, tag, WIKIANN_TYPES)
-        cur.append((token[len(prefix) :], tag))
-    if cur:
+    for block in blank_line_blocks(lines):
+        cur: Sentence = []
+        for i, line in block:
+            cols = line.split("\t")
+            if len(cols) != 2:
+                raise InputError(path, i, f"{lang}:<word><TAB><TAG>", line)
+            token, tag = cols[0], cols[1].strip()
+            if not token.startswith(prefix) or len(token) == len(prefix):
+                raise InputError(path, i, f"a token prefixed with '{prefix}'", token)
+            parse_tag(Path(path), i, tag, WIKIANN_TYPES)
+            cur.append((token[len(prefix) :], tag))
         sents.append(cur)
     return sents
 
@@ -195,25 +190,16 @@ def read_conll2003(path: str | Path) -> list[Sentence]:
 def read_char_bio(path: str | Path) -> Iterator[tuple[int, list[str], list[str]]]:
     """``(first_line, chars, BIO tags)`` per sentence; tag types normalised to PER/LOC/ORG."""
     path = Path(path)
-    chars: list[str] = []
-    tags: list[str] = []
-    start = 0
-    for i, line in numbered_lines(path):
-        if not line.strip():
-            if chars:
-                yield start, chars, tags
-                chars, tags = [], []
-            continue
-        cols = line.split("\t") if "\t" in line else line.split()
-        if len(cols) != 2 or len(cols[0]) != 1:
-            raise InputError(path, i, "one character, a tab, and its BIO tag", line)
-        prefix, typ = parse_tag(path, i, cols[1].strip(), LEVOW_TYPES)
-        if not chars:
-            start = i
-        chars.append(cols[0])
-        tags.append("O" if typ is None else f"{prefix}-{LEVOW_TYPES[typ]}")
-    if chars:
-        yield start, chars, tags
+    for block in blank_line_blocks(numbered_lines(path)):
+        chars, tags = [], []
+        for i, line in block:
+            cols = line.split("\t") if "\t" in line else line.split()
+            if len(cols) != 2 or len(cols[0]) != 1:
+                raise InputError(path, i, "one character, a tab, and its BIO tag", line)
+            prefix, typ = parse_tag(path, i, cols[1].strip(), LEVOW_TYPES)
+            chars.append(cols[0])
+            tags.append("O" if typ is None else f"{prefix}-{LEVOW_TYPES[typ]}")
+        yield block[0][0], chars, tags
 
 
 def read_levow(path: str | Path, segment: Callable[[str], list[str]]) -> list[Sentence]:

@@ -66,6 +66,19 @@ def write_bio(path: str | Path, sentences: Iterable[list[tuple[str, str]]]) -> i
     return n
 
 
+def blank_line_blocks(lines: Iterable[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    """Group ``(line_number, line)`` pairs into the non-empty runs between blank lines."""
+    cur: list[tuple[int, str]] = []
+    for i, line in lines:
+        if line.strip():
+            cur.append((i, line))
+        elif cur:
+            yield cur
+            cur = []
+    if cur:
+        yield cur
+
+
 def is_bio_tag(tag: str) -> bool:
     return tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)
 
@@ -73,18 +86,13 @@ def is_bio_tag(tag: str) -> bool:
 def read_bio(path: str | Path) -> list[list[tuple[str, str]]]:
     """Read a normalised ``.bio`` file: sentences of ``(word, tag)``, blank-line separated; tags
     must be O, B-X or I-X. An empty file gives no sentences (callers that need some say so)."""
-    sents: list[list[tuple[str, str]]] = []
-    cur: list[tuple[str, str]] = []
-    for i, line in numbered_lines(path):
-        if not line.strip():
-            if cur:
-                sents.append(cur)
-                cur = []
-            continue
-        cols = line.split("\t")
-        if len(cols) != 2 or not cols[0] or not is_bio_tag(cols[1]):
-            raise InputError(path, i, "'word<TAB>TAG' with TAG in O, B-X, I-X", line)
-        cur.append((cols[0], cols[1]))
-    if cur:
-        sents.append(cur)
+    sents = []
+    for block in blank_line_blocks(numbered_lines(path)):
+        sent = []
+        for i, line in block:
+            cols = line.split("\t")
+            if len(cols) != 2 or not cols[0] or not is_bio_tag(cols[1]):
+                raise InputError(path, i, "'word<TAB>TAG' with TAG in O, B-X, I-X", line)
+            sent.append((cols[0], cols[1]))
+        sents.append(sent)
     return sents
