@@ -11,6 +11,7 @@ import torch
 from fairseq.data import Dictionary
 
 from test_finetune import LANGS, WORDS, make_ner, per_word
+from tiny_checkpoint import write_tiny_checkpoint
 from xling.finetune import finetune
 
 mlm_model = pytest.importorskip("xling.pretrain.fairseq_plugin.mlm_model")
@@ -62,38 +63,11 @@ def test_real_encoder_finetunes_with_frozen_language_parts(ner_dir, sep_emb, sep
 @pytest.fixture(scope="module")
 def job_inputs(ner_dir, tmp_path_factory):
     """A saved xling_mlm checkpoint (random weights) and a BPE directory, as the earlier stages lay them out."""
-    from xling.bpe.build import build_bpe
-
-    tmp_path = tmp_path_factory.mktemp("job")
-    texts = {}  # BPE learnt on the task's own words (tokenised text, one sentence a line)
+    sentences = {}  # BPE learnt on the task's own words (8 words a sentence)
     for lang in LANGS:
         words = [line.split("\t")[0] for line in (ner_dir / lang / "train.bio").read_text().split("\n") if line]
-        texts[lang] = {}
-        for split in ("train", "valid", "test"):
-            p = tmp_path / "text" / f"{lang}.{split}.txt"
-            p.parent.mkdir(exist_ok=True)
-            p.write_text("\n".join(" ".join(words[i:i + 8]) for i in range(0, len(words), 8)) + "\n")
-            texts[lang][split] = p
-    bpe_dir = tmp_path / "bpe"
-    build_bpe(bpe_dir, "joint", 20, texts)
-    d = Dictionary()
-    for lang in LANGS:
-        for tok in (bpe_dir / f"{lang}.train.bpe").read_text().split():
-            d.add_symbol(tok)
-    data_dir = tmp_path / "bin"
-    data_dir.mkdir()
-    d.save(str(data_dir / "dict.txt"))
-    d.add_symbol("<mask>")
-    margs = argparse.Namespace(_name="xling_mlm", arch="xling_mlm", encoder_layers=2, encoder_embed_dim=32,
-                               encoder_ffn_embed_dim=64, encoder_attention_heads=4, activation_fn="gelu",
-                               dropout=0.0, attention_dropout=0.0, max_positions=64,
-                               separate_embeddings=False, separate_layers=1)
-    mlm_model.base_architecture(margs)
-    enc = mlm_model.XlingMLMEncoder(margs, d, len(LANGS), None)
-    ckpt = tmp_path / "checkpoint_best.pt"
-    torch.save({"cfg": {"model": margs, "task": argparse.Namespace(data=str(data_dir), languages="en,fr")},
-                "model": {f"encoder.{k}": v for k, v in enc.state_dict().items()}}, ckpt)
-    return ckpt, bpe_dir, data_dir
+        sentences[lang] = [" ".join(words[i:i + 8]) for i in range(0, len(words), 8)]
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("job"), sentences)
 
 
 def test_run_finetune_job_with_checkpoint_and_bpe(ner_dir, job_inputs, tmp_path):
