@@ -1,0 +1,37 @@
+"""Linear centred kernel alignment (Kornblith et al. 2019), the similarity of paper Section 5.2."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _centred(M: np.ndarray, name: str) -> np.ndarray:
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim != 2:
+        raise ValueError(f"linear_cka: {name} must be a 2-D (n examples x d features) array, got shape {M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ValueError(f"linear_cka: {name} contains NaN or inf")
+    return M - M.mean(axis=0, keepdims=True)
+
+
+def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
+    """CKA(X, Y) = ||Y^T X||_F^2 / (||X^T X||_F ||Y^T Y||_F) on column-centred X and Y.
+
+    The paper prints the formula without centring; it is the linear CKA of Kornblith et al. only
+    for centred features (it then equals the normalised HSIC of the Gram matrices X X^T, Y Y^T),
+    so the columns are mean-centred here. Rows of X and Y are the same n examples; the feature
+    dimensions may differ. Invariant to orthogonal maps and isotropic scaling of either side, not to
+    general invertible linear maps. Returns a value in [0, 1].
+    """
+    Xc, Yc = _centred(X, "X"), _centred(Y, "Y")
+    if Xc.shape[0] != Yc.shape[0]:
+        raise ValueError(f"linear_cka: X and Y must have the same number of rows (examples), got {Xc.shape[0]} and {Yc.shape[0]}")
+    if Xc.shape[0] < 2:
+        raise ValueError(f"linear_cka: need at least 2 examples, got {Xc.shape[0]}")
+    # Scale each side first: CKA is scale-invariant and this keeps the 4th powers in range.
+    nx, ny = np.linalg.norm(Xc), np.linalg.norm(Yc)
+    if nx == 0 or ny == 0:
+        raise ValueError("linear_cka: X or Y is constant across examples (zero variance after centring); CKA is undefined")
+    Xc, Yc = Xc / nx, Yc / ny
+    cross = np.linalg.norm(Yc.T @ Xc) ** 2
+    return float(cross / (np.linalg.norm(Xc.T @ Xc) * np.linalg.norm(Yc.T @ Yc)))
