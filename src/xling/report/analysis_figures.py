@@ -1,0 +1,302 @@
+"""Figures 6 and 7 (Section 5 analyses) and Markdown tables of the same numbers.
+
+Inputs are the parsed JSON files the analysis jobs write:
+
+- Figure 6, one dict per pair: ``{"pair", "source", "target", "layers", "p_at_1", "n_train", "n_test"}``
+  (sentence retrieval P@1 in percent, per layer, after Procrustes alignment of monolingual models).
+- Figure 7, one dict per pair: ``{"pair", "layers", "cka": {"monolingual", "bilingual", "random"}, "n"}``
+  (linear CKA per layer; a kind may be ``null`` when that model does not exist for the pair).
+
+A per-layer value may be ``null`` (that layer was not measured); missing values are marked, never drawn
+as zero.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+from xling.io import atomic_path
+
+MISSING = "–"
+PAIR_ORDER = ["en-en_prime", "en-fr", "en-de", "en-ru", "en-zh"]  # the paper's column order
+PAIR_LABELS = {"en-en_prime": "en-en′"}
+KINDS = ["monolingual", "bilingual", "random"]
+KIND_TITLES = {"monolingual": "Monolingual", "bilingual": "Bilingual", "random": "Random"}
+FIG6_KEYS = ["pair", "source", "target", "layers", "p_at_1", "n_train", "n_test"]
+FIG7_KEYS = ["pair", "layers", "cka", "n"]
+
+
+def pair_label(pair: str) -> str:
+    return PAIR_LABELS.get(pair, pair)
+
+
+def layer_label(layer: int) -> str:
+    return f"L{layer}"  # L0 = embedding output, L1.. = transformer layers
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _name(r: dict) -> str:
+    return repr(r.get("pair", "<no pair>")) if isinstance(r, dict) else "<not a dict>"
+
+
+def _require(r: dict, keys: Sequence[str], what: str) -> None:
+    if not isinstance(r, dict):
+        raise ValueError(f"{what}: expected a dict per pair, got {type(r).__name__}")
+    missing = [k for k in keys if k not in r]
+    if missing:
+        raise ValueError(f"{what} result for pair {_name(r)}: missing key(s) {', '.join(missing)}")
+    if not isinstance(r["pair"], str) or not r["pair"]:
+        raise ValueError(f"{what} result: key 'pair' must be a non-empty string, got {r['pair']!r}")
+
+
+def _layers(r: dict, what: str) -> list[int]:
+    layers = r["layers"]
+    ok = (isinstance(layers, list) and layers
+          and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in layers)
+          and all(a < b for a, b in zip(layers, layers[1:])))
+    if not ok:
+        raise ValueError(f"{what} result for pair {_name(r)}: key 'layers' must be a non-empty increasing "
+                         f"list of layer indices >= 0, got {layers!r}")
+    return list(layers)
+
+
+def _values(r: dict, key: str, values, n: int, lo: float | None, hi: float | None,
+            what: str) -> list[float | None]:
+    """Per-layer numbers (None kept as missing); length must equal the number of layers."""
+    if not isinstance(values, list) or len(values) != n:
+        got = f"length {len(values)}" if isinstance(values, list) else type(values).__name__
+        raise ValueError(f"{what} result for pair {_name(r)}: key {key!r} must be a list with one value per "
+                         f"layer ({n}), got {got}")
+    out: list[float | None] = []
+    for v in values:
+        if v is None:
+            out.append(None)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{what} result for pair {_name(r)}: key {key!r} has a non-numeric value {v!r}")
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ValueError(f"{what} result for pair {_name(r)}: key {key!r} value {v!r} outside [{lo}, {hi}]")
+        out.append(float(v))
+    return out
+
+
+def _count(r: dict, key: str, what: str) -> int:
+    v = r[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"{what} result for pair {_name(r)}: key {key!r} must be a count >= 0, got {v!r}")
+    return v
+
+
+def _ordered(results: list[dict]) -> list[dict]:
+    """Paper order first, then any other pair in input order; a pair given twice is an error."""
+    seen: set[str] = set()
+    for r in results:
+        if r["pair"] in seen:
+            raise ValueError(f"pair {r['pair']!r} given more than once")
+        seen.add(r["pair"])
+    rank = {p: i for i, p in enumerate(PAIR_ORDER)}
+    return sorted(results, key=lambda r: rank.get(r["pair"], len(PAIR_ORDER)))  # stable for the rest
+
+
+def check_figure6(results: list[dict]) -> list[dict]:
+    """Validated, ordered copies: p_at_1 as floats/None (percent, 0-100)."""
+    out = []
+    for r in results:
+        _require(r, FIG6_KEYS, "Figure 6")
+        layers = _layers(r, "Figure 6")
+        out.append({**r, "layers": layers,
+                    "p_at_1": _values(r, "p_at_1", r["p_at_1"], len(layers), 0.0, 100.0, "Figure 6"),
+                    "n_train": _count(r, "n_train", "Figure 6"), "n_test": _count(r, "n_test", "Figure 6")})
+    return _ordered(out)
+
+
+def check_figure7(results: list[dict]) -> list[dict]:
+    """Validated, ordered copies; ``cka[kind]`` is a list of floats/None, or None for an absent model.
+
+    All pairs must share the same layers: they are the rows of one heatmap."""
+    out = []
+    for r in results:
+        _require(r, FIG7_KEYS, "Figure 7")
+        layers = _layers(r, "Figure 7")
+        cka = r["cka"]
+        if not isinstance(cka, dict):
+            raise ValueError(f"Figure 7 result for pair {_name(r)}: key 'cka' must be a dict of kinds {KINDS}")
+        missing = [k for k in KINDS if k not in cka]
+        unknown = sorted(set(cka) - set(KINDS))
+        if missing or unknown:
+            raise ValueError(f"Figure 7 result for pair {_name(r)}: key 'cka' must have exactly the kinds "
+                             f"{KINDS}; missing {missing}, unknown {unknown}")
+        # No range check: linear CKA is in [0, 1] but rounding can step just outside; colours are clipped.
+        vals = {k: None if cka[k] is None
+                else _values(r, f"cka.{k}", cka[k], len(layers), None, None, "Figure 7") for k in KINDS}
+        out.append({**r, "layers": layers, "cka": vals, "n": _count(r, "n", "Figure 7")})
+    for r in out[1:]:
+        if r["layers"] != out[0]["layers"]:
+            raise ValueError(f"Figure 7 result for pair {r['pair']!r}: key 'layers' {r['layers']} differs from "
+                             f"pair {out[0]['pair']!r}'s {out[0]['layers']}; all pairs must share the layers")
+    return _ordered(out)
+
+
+# ---------------------------------------------------------------- maths
+
+
+def layer_average(values: Sequence[float | None] | None) -> float | None:
+    """Mean over layers (the paper's "Average" row); None if any layer is missing, since a mean over
+    a subset of layers would not be comparable with the other columns."""
+    if values is None or not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)
+
+
+def _present_kinds(results: list[dict]) -> list[str]:
+    return [k for k in KINDS if any(r["cka"][k] is not None for r in results)]
+
+
+def cka_grid(results: list[dict], kind: str) -> list[list[float | None]]:
+    """Rows = layers then Average, columns = pairs (in the given order)."""
+    cols = []
+    for r in results:
+        vals = r["cka"][kind]
+        cols.append([None] * (len(r["layers"]) + 1) if vals is None else [*vals, layer_average(vals)])
+    return [list(row) for row in zip(*cols)]
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _save(fig, out_png: Path, out_pdf: Path) -> None:
+    for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
+        with atomic_path(path) as tmp:
+            # metadata without dates keeps the files byte-identical across reruns
+            meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+            fig.savefig(tmp, format=fmt, dpi=150, metadata=meta)
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on cluster nodes
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure6(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:
+    """P@1 (percent) against layer, one line with markers per pair."""
+    results = check_figure6(results)
+    if not results:
+        raise ValueError("Figure 6: expected at least one pair's result, got none")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    cmap = plt.get_cmap("tab10")
+    for i, r in enumerate(results):
+        color = cmap(i % cmap.N)
+        ys = [float("nan") if v is None else v for v in r["p_at_1"]]  # NaN leaves a gap in the line
+        ax.plot(r["layers"], ys, marker="o", markersize=4, color=color,
+                label=f"{pair_label(r['pair'])} ({r['source']}→{r['target']})")
+        for x, v in zip(r["layers"], r["p_at_1"]):
+            if v is None:  # missing results are marked, not drawn as zero
+                ax.text(x, 0, "×", ha="center", va="bottom", fontsize=8, color=color)
+    layers = sorted({x for r in results for x in r["layers"]})
+    ax.set_xticks(layers, [layer_label(x) for x in layers])
+    ax.set_xlabel("Layer (L0 = embeddings)")
+    ax.set_ylabel("P@1 (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    _save(fig, out_png, out_pdf)
+    plt.close(fig)
+
+
+def figure7(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:
+    """One CKA heatmap per model kind present; rows L0..LL + Average, columns pairs, shared 0-1 scale."""
+    import numpy as np
+
+    results = check_figure7(results)
+    if not results:
+        raise ValueError("Figure 7: expected at least one pair's result, got none")
+    kinds = _present_kinds(results)
+    if not kinds:
+        raise ValueError("Figure 7: every pair has null CKA for every model kind; nothing to draw")
+    plt = _pyplot()
+    rows = [layer_label(x) for x in results[0]["layers"]] + ["Average"]
+    cols = [pair_label(r["pair"]) for r in results]
+    cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")  # missing cells greyed, not coloured as 0
+    fig, axes = plt.subplots(1, len(kinds), squeeze=False, layout="constrained",  # room for the colorbar
+                             figsize=(0.75 * len(cols) * len(kinds) + 1.6, 0.36 * len(rows) + 1.3))
+    im = None
+    for ax, kind in zip(axes[0], kinds):
+        grid = cka_grid(results, kind)
+        arr = np.ma.masked_invalid(np.array([[np.nan if v is None else v for v in row] for row in grid]))
+        im = ax.imshow(arr, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+        for i, row in enumerate(grid):
+            for j, v in enumerate(row):
+                text, color = (MISSING, "dimgrey") if v is None else (f"{v:.2f}", "white" if v < 0.6 else "black")
+                ax.text(j, i, text, ha="center", va="center", fontsize=7 if v is not None else 9, color=color)
+        ax.axhline(len(rows) - 1.5, color="white", linewidth=2)  # sets the Average row apart
+        ax.set_xticks(range(len(cols)), cols, fontsize=8)
+        ax.set_yticks(range(len(rows)), rows if ax is axes[0][0] else [], fontsize=8)
+        ax.tick_params(length=0)
+        ax.set_title(KIND_TITLES[kind], fontsize=9)
+    fig.colorbar(im, ax=list(axes[0]), shrink=0.9, pad=0.02)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    _save(fig, out_png, out_pdf)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _fmt(v: float | None, digits: int) -> str:
+    return MISSING if v is None else f"{v:.{digits}f}"
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    return out + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def figure6_markdown(results: list[dict]) -> str:
+    results = check_figure6(results)
+    layers = sorted({x for r in results for x in r["layers"]})
+    by_layer = [dict(zip(r["layers"], r["p_at_1"])) for r in results]
+    head = ["Layer"] + [f"{pair_label(r['pair'])} ({r['source']}→{r['target']})" for r in results]
+    rows = [[layer_label(x)] + [_fmt(d.get(x), 1) for d in by_layer] for x in layers]
+    sizes = "; ".join(f"{pair_label(r['pair'])}: {r['n_train']} train / {r['n_test']} test" for r in results)
+    lines = ["Sentence retrieval P@1 (%) after Procrustes alignment of monolingual models (Figure 6).", ""]
+    return "\n".join(lines + _md_table(head, rows) + ["", f"Sentences: {sizes}."]) + "\n"
+
+
+def figure7_markdown(results: list[dict]) -> str:
+    results = check_figure7(results)
+    lines = ["Linear CKA of mean-pooled parallel sentence representations (Figure 7); "
+             "Average = mean over the layers.", ""]
+    row_names = [layer_label(x) for x in results[0]["layers"]] + ["Average"] if results else []
+    for kind in _present_kinds(results):
+        grid = cka_grid(results, kind)
+        rows = [[name] + [_fmt(v, 2) for v in row] for name, row in zip(row_names, grid)]
+        lines += [f"**{KIND_TITLES[kind]}**", ""]
+        lines += _md_table(["Layer"] + [pair_label(r["pair"]) for r in results], rows) + [""]
+    sizes = "; ".join(f"{pair_label(r['pair'])}: {r['n']}" for r in results)
+    return "\n".join(lines + [f"Parallel sentences: {sizes}."]) + "\n"
+
+
+def analysis_tables_md(fig6: list[dict], fig7: list[dict]) -> str:
+    """Markdown for the README/report: P@1 per layer and pair (1 decimal); CKA per layer, kind and pair,
+    with the Average row (2 decimals). A figure with no results is left out."""
+    if not fig6 and not fig7:
+        raise ValueError("analysis tables: expected Figure 6 or Figure 7 results, got neither")
+    parts = []
+    if fig6:
+        parts.append(figure6_markdown(fig6))
+    if fig7:
+        parts.append(figure7_markdown(fig7))
+    return "\n".join(parts)
