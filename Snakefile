@@ -21,6 +21,7 @@ include: "workflow/rules/bpe.smk"
 include: "workflow/rules/binarize.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/finetune.smk"
+include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 
 

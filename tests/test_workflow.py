@@ -63,6 +63,9 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     assert counts["bpe"] == 5 * 3
     assert counts["codeswitch"] == 3
     assert counts["report"] == 1
+    # Section 5: fr de ru zh against en (no en' column: the paper's back-translations are not public)
+    assert counts["analysis_retrieval"] == 4 and counts["analysis_cka"] == 4
+    assert counts["analysis_report"] == 1
 
 
 def test_missing_licensed_corpus_stops_planning(tmp_path):
@@ -95,7 +98,8 @@ def _slice_config(tmp_path: Path) -> Path:
         "licensed": {"conll2003_en": {"path": "results/slice/testbed/mirror/licensed/conll2003"},
                      "levow_zh": {"path": "results/slice/testbed/mirror/licensed/levow"}},
         "pairs": ["en-fr"],
-        "monolingual": {"languages": ["en"]},
+        "monolingual": {"languages": ["en", "fr"]},
+        "analysis": {"align_sentences": 100},
         "preprocess": {"valid_lines": 50, "test_lines": 50, "shards": 2},
         "pretrain": {"updates_per_epoch": 40, "max_epoch": 1, "save_interval_updates": 40,
                      "warmup_updates": 20},
@@ -113,8 +117,9 @@ def test_demo_slice_end_to_end(tmp_path):
     slice_cfg = _slice_config(tmp_path)
     demo = REPO / "config" / "demo.yaml"
     target = "results/slice/finetune/default/en-fr/ner/bs32_lr0.0005/result.json"
+    retrieval = "results/slice/analysis/retrieval/en-fr.json"
     proc = snakemake(tmp_path, "--cores", "2", "--configfile", str(demo), str(slice_cfg), "--", target,
-                     timeout=900)
+                     retrieval, timeout=900)
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
     result = json.loads((tmp_path / target).read_text())
     assert result["meta"] == {"setting": "default", "pair": "en-fr", "task": "ner", "hp_id": "bs32_lr0.0005"}
@@ -124,6 +129,13 @@ def test_demo_slice_end_to_end(tmp_path):
     done = json.loads((tmp_path / "results/slice/pretrain/default/en-fr/done.json").read_text())
     assert done["updates"] == 40
     assert set(done["valid_ppl"]) == {"en", "fr"}
+    # Figure 6's job: the two monolingual models aligned on the 15-way rows, Tatoeba retrieval
+    fig6 = json.loads((tmp_path / retrieval).read_text())
+    assert (fig6["pair"], fig6["n_train"], fig6["n_test"]) == ("en-fr", 100, 50)
+    assert fig6["layers"] == list(range(9)) and len(fig6["p_at_1"]) == 9
+    # two independently trained models only retrieve after the orthogonal map (measured: best
+    # layer ~40% vs <= 4% unaligned; chance is 2%)
+    assert max(fig6["p_at_1"]) > max(fig6["p_at_1_unaligned"]) + 10, fig6
     # each stage left its output where docs/ARCHITECTURE.md says
     for rel in ["corpus/en/wiki.train.txt", "bpe/default/en-fr/bpe.json", "bin/default/en-fr/dict.txt",
                 "bin/default/en-fr/fr/train.bin", "tasks/ner/fr/test.bio"]:

@@ -111,6 +111,16 @@ def _cross_check(cfg: dict) -> Iterable[str]:
         yield f"config key 'model.heads': {cfg['model']['heads']} does not divide model.dim={cfg['model']['dim']}"
     if "default" not in cfg["settings"]:
         yield "config key 'settings': a 'default' row is required (Table 1's Delta is relative to it)"
+    a = cfg["analysis"]
+    if a["bilingual_setting"] is not None and a["bilingual_setting"] not in cfg["settings"]:
+        yield (f"config key 'analysis.bilingual_setting': {a['bilingual_setting']!r} is not a row of "
+               f"settings ({', '.join(cfg['settings'])})")
+    if a["en_paraphrase"] is not None and a["en_paraphrase"] not in cfg["downloads"]:
+        yield f"config key 'analysis.en_paraphrase': {a['en_paraphrase']!r} is not a key of downloads"
+    mono = cfg["monolingual"]["languages"]
+    if mono and cfg["source_language"] not in mono:
+        yield (f"config key 'monolingual.languages': the Section 5 analyses compare every model with the "
+               f"source language's, so {cfg['source_language']!r} must be among them")
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,3 +168,13 @@ def monolingual_models(cfg: dict) -> list[str]:
 def digest(obj: Any) -> str:
     """Stable short hash of a JSON-able value (used to rerun a job when its parameters change)."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def analysis_targets(cfg: dict) -> list[str]:
+    """Languages the source is compared with in Figures 6-7: each other monolingual model's
+    language, and ``<src>_prime`` (en') when its paraphrases are configured (Figure 7 only)."""
+    src = cfg["source_language"]
+    out = [lang for lang in cfg["monolingual"]["languages"] if lang != src]
+    if cfg["analysis"]["en_paraphrase"] is not None:
+        out.insert(0, f"{src}_prime")
+    return out

@@ -61,5 +61,6 @@ def all_targets():
         *taskdata_targets(),
         *pretrain_targets(),
         *rules.report.output,
+        *analysis_targets(),
         f"{R}/report/anchors.md",
     ]

@@ -50,10 +50,14 @@ class LoadedEncoder(nn.Module):
         return self.encoder.shared_parameters()
 
 
-def load_encoder(checkpoint: str | Path, data_dir: str | Path | None = None) -> LoadedEncoder:
+def load_encoder(
+    checkpoint: str | Path, data_dir: str | Path | None = None, random_init_seed: int | None = None
+) -> LoadedEncoder:
     """Rebuild the encoder of a fairseq checkpoint of the ``xling_mlm`` model on CPU.
 
-    ``data_dir`` holds the ``dict.txt`` of pretraining; default: the path in the checkpoint."""
+    ``data_dir`` holds the ``dict.txt`` of pretraining; default: the path in the checkpoint.
+    ``random_init_seed``: the same architecture and dictionary, freshly initialised with this seed
+    instead of the trained weights (Figure 7's random-encoder baseline)."""
     checkpoint = Path(checkpoint)
     # our own file, written by fairseq: full unpickling is needed for its argparse config
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
@@ -74,8 +78,11 @@ def load_encoder(checkpoint: str | Path, data_dir: str | Path | None = None) -> 
     if weights["encoder.lm_bias"].numel() != len(dictionary):
         raise InputError(dict_path, None, f"{weights['encoder.lm_bias'].numel()} dictionary entries "
                          f"(with <mask>) as in {checkpoint.name}", str(len(dictionary)))
+    if random_init_seed is not None:
+        torch.manual_seed(random_init_seed)  # the model's own (BERT) initialisation, seeded
     encoder = XlingMLMEncoder(margs, dictionary, len(languages), vocab_masks)
-    encoder.load_state_dict({k.removeprefix("encoder."): v for k, v in weights.items()}, strict=True)
+    if random_init_seed is None:
+        encoder.load_state_dict({k.removeprefix("encoder."): v for k, v in weights.items()}, strict=True)
     encoder.eval()
     return LoadedEncoder(encoder, dictionary, languages)
 

@@ -1,0 +1,169 @@
+"""The Section 5 jobs: Figure 6 (Tatoeba retrieval after aligning two monolingual models with
+Procrustes on XNLI-15way rows) and Figure 7 (linear CKA of parallel sentence representations),
+each for one language pair, written as a JSON result (contract: xling.report.analysis_figures)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from xling.analysis.align import iterative_normalize, procrustes, sentence_retrieval_p1
+from xling.analysis.cka import linear_cka
+from xling.analysis.represent import mean_pooled_layers
+from xling.errors import InputError
+from xling.io import atomic_write
+from xling.preprocess.tokenize import TokenizeSettings
+from xling.taskdata.parallel import read_tatoeba, read_xnli_15way
+from xling.taskdata.textio import numbered_lines
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One pretrained model as the earlier stages laid it out, and the language it reads here."""
+
+    checkpoint: Path
+    data_dir: Path  # holds the dict.txt of pretraining
+    bpe_dir: Path
+    lang: str  # encoder language (its language-specific parts) and BPE language
+    random_init_seed: int | None = None  # same architecture, untrained (Figure 7's random encoder)
+
+
+def encode(spec: ModelSpec, sentences: list[str], settings: TokenizeSettings, max_seq_len: int,
+           batch_size: int, device: str = "cpu") -> np.ndarray:
+    """``[1 + layers, n, dim]`` mean-pooled representations of ``sentences`` under ``spec``."""
+    from xling.bpe import SubwordTokenizer
+    from xling.finetune.text import line_and_word_tokenizers
+    from xling.pretrain.loader import load_encoder
+
+    encoder = load_encoder(spec.checkpoint, spec.data_dir, spec.random_init_seed).to(device)
+    lines, _ = line_and_word_tokenizers(settings)
+    words_to_subwords = SubwordTokenizer(spec.bpe_dir, spec.lang).words_to_subwords
+    return mean_pooled_layers(encoder, spec.lang, sentences, lines, words_to_subwords, max_seq_len,
+                              batch_size, device)
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+def find_file(root: Path, name: str) -> Path:
+    """The one file called ``name`` under an extracted archive ``root`` (layouts differ by release)."""
+    root = Path(root)
+    if root.is_file():
+        return root
+    hits = sorted(root.rglob(name))
+    if len(hits) != 1:
+        raise InputError(root / name, None, f"exactly one {name} under {root}", f"{len(hits)} found")
+    return hits[0]
+
+
+def fifteen_way(root: Path, langs: list[str], n: int) -> dict[str, list[str]]:
+    """The first ``n`` rows of XNLI-15way for ``langs``; fewer rows than ``n`` is an error (the
+    configured supervision size would silently shrink)."""
+    path = find_file(root, "xnli.15way.orig.tsv")
+    cols = read_xnli_15way(path, langs)
+    have = len(next(iter(cols.values())))
+    if have < n:
+        raise InputError(path, None, f"at least {n} sentence rows (analysis.*_sentences)", f"{have} rows")
+    return {lang: sents[:n] for lang, sents in cols.items()}
+
+
+def read_lines(path: Path, n: int) -> list[str]:
+    """The first ``n`` lines of a line-aligned sentence file (en' paraphrases of the 15-way rows)."""
+    out = []
+    for i, line in numbered_lines(path):
+        if len(out) == n:
+            break
+        if not line.strip():
+            raise InputError(path, i, "a non-empty sentence (the file is row-aligned with XNLI-15way)", line)
+        out.append(line)
+    if len(out) < n:
+        raise InputError(path, None, f"at least {n} lines", f"{len(out)} lines")
+    return out
+
+
+def _write(out_json: Path, result: dict) -> dict:
+    with atomic_write(out_json) as fh:
+        json.dump(result, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    return result
+
+
+# --- Figure 6 ----------------------------------------------------------------------------------
+
+def align_and_retrieve(train_src: np.ndarray, train_tgt: np.ndarray, test_src: np.ndarray,
+                       test_tgt: np.ndarray, norm_steps: int) -> tuple[float, float]:
+    """One layer: learn the orthogonal map src -> tgt on the training rows (both sides iteratively
+    normalised), then P@1 of test retrieval with and without it."""
+    W = procrustes(iterative_normalize(train_src, norm_steps), iterative_normalize(train_tgt, norm_steps))
+    xs, ys = iterative_normalize(test_src, norm_steps), iterative_normalize(test_tgt, norm_steps)
+    return sentence_retrieval_p1(xs @ W, ys), sentence_retrieval_p1(xs, ys)
+
+
+def run_retrieval(src: ModelSpec, tgt: ModelSpec, way15_root: Path, tatoeba: tuple[Path, Path],
+                  settings: dict[str, TokenizeSettings], n_align: int, norm_steps: int, out_json: Path,
+                  max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
+                  log: Log | None = None) -> dict:
+    """Figure 6 for one pair: ``tgt`` (the foreign model) is mapped onto ``src`` (English).
+    ``tatoeba``: (foreign file, English file)."""
+    log = log or (lambda _m: None)
+    rows = fifteen_way(way15_root, [src.lang, tgt.lang], n_align)
+    test_x, test_en = read_tatoeba(*tatoeba)
+    log(f"encoding {n_align} 15-way rows and {len(test_x)} Tatoeba pairs")
+    enc = lambda spec, sents: encode(spec, sents, settings[spec.lang], max_seq_len, batch_size, device)  # noqa: E731
+    a_en, a_x = enc(src, rows[src.lang]), enc(tgt, rows[tgt.lang])
+    t_en, t_x = enc(src, test_en), enc(tgt, test_x)
+    if a_en.shape[0] != a_x.shape[0]:
+        raise ValueError(f"the two models have different depths: {a_en.shape[0] - 1} vs {a_x.shape[0] - 1} layers")
+    aligned, raw = zip(*(align_and_retrieve(a_x[l], a_en[l], t_x[l], t_en[l], norm_steps)
+                         for l in range(a_en.shape[0])))
+    for l, (p, q) in enumerate(zip(aligned, raw)):
+        log(f"L{l}: P@1 {p:.1f} (unaligned {q:.1f})")
+    return _write(out_json, {
+        "pair": f"{src.lang}-{tgt.lang}", "source": tgt.lang, "target": src.lang,
+        "layers": list(range(a_en.shape[0])), "p_at_1": [float(v) for v in aligned],
+        "p_at_1_unaligned": [float(v) for v in raw], "n_train": n_align, "n_test": len(test_x),
+        "checkpoints": {"source": str(tgt.checkpoint), "target": str(src.checkpoint)},
+    })
+
+
+# --- Figure 7 ----------------------------------------------------------------------------------
+
+def cka_per_layer(a: np.ndarray, b: np.ndarray) -> list[float]:
+    if a.shape[:2] != b.shape[:2]:
+        raise ValueError(f"representations differ in layers or rows: {a.shape} vs {b.shape}")
+    return [float(linear_cka(a[l], b[l])) for l in range(a.shape[0])]
+
+
+def run_cka(pair: str, sentences: tuple[list[str], list[str]],
+            models: dict[str, tuple[ModelSpec, ModelSpec] | None], settings: dict[str, TokenizeSettings],
+            out_json: Path, max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
+            log: Log | None = None) -> dict:
+    """Figure 7 for one pair: for each kind (monolingual, bilingual, random) a (source-side,
+    target-side) model pair reads the parallel ``sentences`` (source, target); None: the kind does
+    not exist for this pair (no bilingual model trained for it)."""
+    log = log or (lambda _m: None)
+    cache: dict[tuple[ModelSpec, int], np.ndarray] = {}
+
+    def reps(spec: ModelSpec, side: int) -> np.ndarray:
+        if (spec, side) not in cache:  # English under the English model serves several kinds
+            log(f"encoding side {side} with {spec.checkpoint} ({spec.lang}"
+                + (", random init)" if spec.random_init_seed is not None else ")"))
+            cache[(spec, side)] = encode(spec, sentences[side], settings[spec.lang], max_seq_len, batch_size, device)
+        return cache[(spec, side)]
+
+    cka: dict[str, list[float] | None] = {}
+    layers: list[int] = []
+    for kind, specs in models.items():
+        if specs is None:
+            cka[kind] = None
+            continue
+        a, b = reps(specs[0], 0), reps(specs[1], 1)
+        cka[kind] = cka_per_layer(a, b)
+        layers = list(range(a.shape[0]))
+        log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind])))
+    return _write(out_json, {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])})

@@ -1,0 +1,173 @@
+"""Section 5 jobs on a tiny real checkpoint: mean pooling of every layer, the random-encoder
+baseline, Figure 6 retrieval and Figure 7 CKA results, and the workflow script."""
+
+from __future__ import annotations
+
+import json
+import random
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from tiny_checkpoint import write_tiny_checkpoint
+from xling.errors import InputError
+
+loader = pytest.importorskip("xling.pretrain.loader")
+from xling.analysis.represent import mean_pooled_layers  # noqa: E402
+from xling.analysis.run import ModelSpec, fifteen_way, read_lines, run_cka, run_retrieval  # noqa: E402
+from xling.preprocess.tokenize import TokenizeSettings  # noqa: E402
+
+LANGS = ("en", "fr")
+VOCAB = {lang: [f"{lang}{w}" for w in ("cat", "dog", "sees", "eats", "the", "big", "red", "runs", "fish", "bird")]
+         for lang in LANGS}
+SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+
+
+def sentences(rng: random.Random, lang: str, n: int) -> list[str]:
+    return [" ".join(rng.choice(VOCAB[lang]) for _ in range(rng.randint(2, 9))) for _ in range(n)]
+
+
+def settings() -> dict[str, TokenizeSettings]:
+    cfg = {"languages": {lang: {"moses": lang, "segmenter": "none"} for lang in LANGS},
+           "preprocess": {"lowercase_and_remove_accent": False}}
+    return {lang: TokenizeSettings.from_config(cfg, lang) for lang in LANGS}
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    rng = random.Random(0)
+    ckpt, bpe, data = write_tiny_checkpoint(tmp_path_factory.mktemp("tiny"),
+                                            {lang: sentences(rng, lang, 200) for lang in LANGS}, merges=10)
+    return ckpt, bpe, data
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    """A 15-way file (en, fr columns) and a Tatoeba pair; the 'French' rows are distinct sentences."""
+    rng = random.Random(1)
+    root = tmp_path_factory.mktemp("parallel")
+    en, fr = sentences(rng, "en", 60), sentences(rng, "fr", 60)
+    way = root / "extracted" / "XNLI-15way" / "xnli.15way.orig.tsv"
+    way.parent.mkdir(parents=True)
+    way.write_text("en\tfr\n" + "".join(f"{e}\t{f}\n" for e, f in zip(en, fr)), encoding="utf-8")
+    test_en, test_fr = sentences(rng, "en", 25), sentences(rng, "fr", 25)
+    (root / "t.fra").write_text("\n".join(test_fr) + "\n", encoding="utf-8")
+    (root / "t.eng").write_text("\n".join(test_en) + "\n", encoding="utf-8")
+    (root / "t.eng_as_fra").write_text("\n".join(test_en) + "\n", encoding="utf-8")
+    (root / "para.txt").write_text("\n".join(en) + "\n", encoding="utf-8")
+    return root
+
+
+def test_mean_pooling_leaves_out_special_tokens_and_padding(model):
+    """Batched pooling equals the mean of each sentence's own subword states (positions 1..n-2 of
+    <s> ... </s>), whatever the batch it was padded in."""
+    from xling.bpe import SubwordTokenizer
+    from xling.finetune.text import WordEncoder
+
+    ckpt, bpe, data = model
+    enc = loader.load_encoder(ckpt, data)
+    sents = ["encat endog ensees", "enthe", "enbig enred enfish enbird enruns enthe encat"]
+    w2s = SubwordTokenizer(bpe, "en").words_to_subwords
+    split = lambda texts: [t.split() for t in texts]  # noqa: E731
+    batched = mean_pooled_layers(enc, "en", sents, split, w2s, max_seq_len=32, batch_size=3)
+    assert batched.shape == (1 + enc.num_layers, 3, enc.dim)
+    one_by_one = mean_pooled_layers(enc, "en", sents, split, w2s, max_seq_len=32, batch_size=1)
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+    ids = WordEncoder(enc.dictionary, w2s, 32).encode_words(sents[2].split()).ids
+    with torch.no_grad():
+        states = enc.encode(torch.tensor([ids]), "en")
+    for layer, h in enumerate(states):
+        np.testing.assert_allclose(batched[layer, 2], h[0, 1:-1].mean(0).numpy(), atol=1e-5)
+        assert not np.allclose(batched[layer, 2], h[0].mean(0).numpy(), atol=1e-4)  # <s>, </s> matter
+    with pytest.raises(ValueError, match="no subword"):
+        mean_pooled_layers(enc, "en", ["   "], split, w2s)
+
+
+def test_random_init_is_seeded_and_untrained(model):
+    ckpt, _, data = model
+    trained = loader.load_encoder(ckpt, data).state_dict()
+    r1 = loader.load_encoder(ckpt, data, random_init_seed=3).state_dict()
+    r2 = loader.load_encoder(ckpt, data, random_init_seed=3).state_dict()
+    r3 = loader.load_encoder(ckpt, data, random_init_seed=4).state_dict()
+    assert trained.keys() == r1.keys()
+    weights = [k for k in r1 if k.endswith("weight") and r1[k].dim() == 2]
+    assert all(torch.equal(r1[k], r2[k]) for k in r1)
+    assert all(not torch.equal(r1[k], r3[k]) and not torch.equal(r1[k], trained[k]) for k in weights)
+
+
+def test_retrieval_against_itself_is_perfect_and_against_other_text_is_not(model, corpora, tmp_path):
+    """A model aligned with itself on identical text retrieves every test sentence (the map is the
+    identity); with unrelated 'translations' retrieval stays near chance."""
+    ckpt, bpe, data = model
+    en = ModelSpec(ckpt, data, bpe, "en")
+    fr = ModelSpec(ckpt, data, bpe, "fr")
+    same = tmp_path / "same.json"
+    way = corpora / "extracted"
+    # the 'foreign' side reads the English column as if it were French: same text, same model
+    res = run_retrieval(en, en, way, (corpora / "t.eng_as_fra", corpora / "t.eng"), settings(), 60, 5, same)
+    assert res["layers"] == [0, 1, 2] and res["p_at_1"] == [100.0] * 3 and res["n_train"] == 60
+    assert json.loads(same.read_text()) == res
+    other = run_retrieval(en, fr, way, (corpora / "t.fra", corpora / "t.eng"), settings(), 60, 5, tmp_path / "o.json")
+    assert res["pair"] == "en-en" and other["pair"] == "en-fr" and other["n_test"] == 25
+    assert max(other["p_at_1"]) < 50
+    assert all(0 <= v <= 100 for v in other["p_at_1"] + other["p_at_1_unaligned"])
+
+
+def test_cka_kinds(model, corpora, tmp_path):
+    ckpt, bpe, data = model
+    en = ModelSpec(ckpt, data, bpe, "en")
+    rows = fifteen_way(corpora / "extracted", ["en"], 40)["en"]
+    models = {"monolingual": (en, en), "bilingual": None,
+              "random": (en, ModelSpec(ckpt, data, bpe, "en", random_init_seed=1))}
+    res = run_cka("en-en_prime", (rows, rows), models, settings(), tmp_path / "cka.json")
+    assert res["cka"]["bilingual"] is None and res["n"] == 40 and res["layers"] == [0, 1, 2]
+    assert res["cka"]["monolingual"] == pytest.approx([1.0] * 3)  # same model, same text
+    assert all(v < 0.99 for v in res["cka"]["random"])
+    assert json.loads((tmp_path / "cka.json").read_text()) == res
+
+
+def test_inputs_too_short_are_errors_with_the_file(corpora, tmp_path):
+    with pytest.raises(InputError, match=r"xnli\.15way\.orig\.tsv.*at least 61"):
+        fifteen_way(corpora / "extracted", ["en", "fr"], 61)
+    with pytest.raises(InputError, match=r"exactly one xnli\.15way\.orig\.tsv"):
+        fifteen_way(tmp_path, ["en"], 1)
+    assert read_lines(corpora / "para.txt", 60)[0] == fifteen_way(corpora / "extracted", ["en"], 1)["en"][0]
+    with pytest.raises(InputError, match=r"para\.txt.*at least 61 lines"):
+        read_lines(corpora / "para.txt", 61)
+
+
+def test_analysis_workflow_script_cka_for_en_prime(model, corpora, tmp_path):
+    """workflow/scripts/analysis.py with what Snakemake injects, for the en-en' column: the English
+    model reads the 15-way English rows, en_prime reads the paraphrases."""
+    from snakemake.iocontainers import Namedlist
+
+    ckpt, bpe, data = model
+    files = {}
+    for m in ("en", "en_prime"):
+        files.update({f"{m}_checkpoint": str(ckpt), f"{m}_dictionary": str(data / "dict.txt"),
+                      f"{m}_bpe": str(bpe / "bpe.json")})
+    out = tmp_path / "analysis" / "cka" / "en-en_prime.json"
+    inputs = Namedlist(fromdict={**files, "way15": str(corpora / "extracted")})
+    inputs.append(str(corpora / "para.txt"))
+    inputs._set_name("paraphrase", len(inputs) - 1, len(inputs))
+    sm = SimpleNamespace(
+        input=inputs,
+        output=Namedlist(fromdict={"result": str(out)}),
+        params=Namedlist(fromdict={"kind": "cka", "source": "en", "target": "en_prime", "bilingual_pair": None,
+                                   "stanford_home": None,
+                                   "analysis": {"cka_sentences": 30, "random_seed": 1, "max_seq_len": 32,
+                                                "batch_size": 8}}),
+        threads=1, resources=Namedlist(fromdict={"gpu": 0}), log=[str(tmp_path / "log" / "a.log")],
+        config={"languages": {lang: {"moses": lang, "segmenter": "none"} for lang in LANGS},
+                "preprocess": {"lowercase_and_remove_accent": False}},
+    )
+    runpy.run_path(str(SCRIPTS / "analysis.py"), init_globals={"snakemake": sm}, run_name="__snakemake__")
+    res = json.loads(out.read_text())
+    # same checkpoint on identical text (the paraphrase file repeats the English rows here)
+    assert res["pair"] == "en-en_prime" and res["n"] == 30
+    assert res["cka"]["monolingual"] == pytest.approx([1.0] * 3) and res["cka"]["bilingual"] is None
+    assert "monolingual:" in (tmp_path / "log" / "a.log").read_text()

@@ -1,0 +1,131 @@
+# Section 5 analyses of the monolingual models (paper 5.1.3 and 5.2): Figure 6 (Tatoeba retrieval
+# after Procrustes alignment learnt on XNLI-15way rows) and Figure 7 (linear CKA of parallel
+# sentence representations: monolingual, bilingual and random encoders). One job per pair.
+# Results: R/analysis/{retrieval,cka}/<pair>.json; figures and tables by rule analysis_report.
+
+from xling.taskdata.parallel import TATOEBA_CODES
+
+AN = config["analysis"]
+AN_TARGETS = xcfg.analysis_targets(config)  # e.g. en_prime, fr, de, ru, zh
+AN_RETRIEVAL = [t for t in AN_TARGETS if not t.endswith("_prime")]  # Tatoeba has no en' side
+
+
+def mono_model_files(model):
+    """A monolingual model's checkpoint, dictionary and BPE (en_prime reads English)."""
+    lang = mono_data_lang(model)
+    return {
+        f"{model}_checkpoint": f"{R}/pretrain/mono/{model}/checkpoint_best.pt",
+        f"{model}_dictionary": f"{R}/bin/mono/{lang}/dict.txt",
+        f"{model}_bpe": f"{R}/bpe/mono/{lang}/bpe.json",
+    }
+
+
+def bilingual_pair(target):
+    """The Table 1 pair whose bilingual model Figure 7 compares, or None (no such model trained)."""
+    pair = f"{SRC}-{target}"
+    return pair if AN["bilingual_setting"] is not None and pair in PAIRS else None
+
+
+def bilingual_files(target):
+    pair, s = bilingual_pair(target), AN["bilingual_setting"]
+    if pair is None:
+        return {}
+    return {
+        "bi_checkpoint": f"{R}/pretrain/{s}/{pair}/checkpoint_best.pt",
+        "bi_dictionary": f"{R}/bin/{canonical(s)}/{pair}/dict.txt",
+        "bi_bpe": f"{R}/bpe/{canonical(s)}/{pair}/bpe.json",
+    }
+
+
+def analysis_stanford_home(langs):
+    """Raw sentences of a Stanford-segmented language need the segmenter, as pretraining did."""
+    if any(config["languages"][mono_data_lang(l)].get("segmenter") == "stanford" for l in langs):
+        return f"{R}/downloads/stanford_segmenter/extracted"
+    return None
+
+
+def stanford_input(langs):
+    home = analysis_stanford_home(langs)
+    return {"stanford": downloaded("stanford_segmenter")} if home else {}
+
+
+rule analysis_retrieval:
+    input:
+        unpack(lambda w: {**mono_model_files(SRC), **mono_model_files(w.target), **stanford_input([w.target])}),
+        way15=downloaded("xnli_15way"),
+        tatoeba_x=lambda w: downloaded(f"tatoeba_{TATOEBA_CODES[w.target]}"),
+        tatoeba_en=lambda w: downloaded(f"tatoeba_{TATOEBA_CODES[w.target]}_eng"),
+    output:
+        result=f"{R}/analysis/retrieval/{SRC}-{{target}}.json",
+    wildcard_constraints:
+        target="|".join(AN_RETRIEVAL) or "NONE",
+    log:
+        f"{LOGS}/analysis/retrieval/{SRC}-{{target}}.log",
+    params:
+        kind="retrieval",
+        source=SRC,
+        target=lambda w: w.target,
+        analysis=AN,
+        stanford_home=lambda w: analysis_stanford_home([w.target]),
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("analysis")
+    resources:
+        **res("analysis"),
+    script:
+        "../scripts/analysis.py"
+
+
+rule analysis_cka:
+    input:
+        unpack(lambda w: {**mono_model_files(SRC), **mono_model_files(w.target), **bilingual_files(w.target),
+                          **stanford_input([w.target])}),
+        way15=downloaded("xnli_15way"),
+        paraphrase=lambda w: [downloaded(AN["en_paraphrase"])] if w.target.endswith("_prime") else [],
+    output:
+        result=f"{R}/analysis/cka/{SRC}-{{target}}.json",
+    wildcard_constraints:
+        target="|".join(AN_TARGETS) or "NONE",
+    log:
+        f"{LOGS}/analysis/cka/{SRC}-{{target}}.log",
+    params:
+        kind="cka",
+        source=SRC,
+        target=lambda w: w.target,
+        bilingual_pair=lambda w: bilingual_pair(w.target),
+        analysis=AN,
+        stanford_home=lambda w: analysis_stanford_home([w.target]),
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("analysis")
+    resources:
+        **res("analysis"),
+    script:
+        "../scripts/analysis.py"
+
+
+ANALYSIS_REPORT = {"fig6_png": "figure6.png", "fig6_pdf": "figure6.pdf", "fig7_png": "figure7.png",
+                   "fig7_pdf": "figure7.pdf", "tables_md": "analysis.md"}
+
+
+rule analysis_report:
+    input:
+        retrieval=[f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
+        cka=[f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
+    output:
+        **{k: f"{R}/report/{v}" for k, v in ANALYSIS_REPORT.items()},
+    log:
+        f"{LOGS}/report/analysis.log",
+    params:
+        note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    script:
+        "../scripts/analysis_report.py"
+
+
+def analysis_targets():
+    return list(rules.analysis_report.output) if AN_TARGETS else []
