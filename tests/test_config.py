@@ -82,3 +82,17 @@ def test_grid_cells_and_ids():
 
 def test_monolingual_models_add_en_prime():
     assert xcfg.monolingual_models(PAPER) == ["en", "fr", "de", "ru", "zh", "en_prime"]
+
+
+def test_analysis_cross_checks():
+    assert "analysis.bilingual_setting" in broken(lambda c: c["analysis"].update(bilingual_setting="defualt"))
+    assert "'en_para' is not a key of downloads" in broken(lambda c: c["analysis"].update(en_paraphrase="en_para"))
+    assert "'en' must be among them" in broken(lambda c: c["monolingual"].update(languages=["fr", "de"]))
+    assert "need an entry 'tatoeba_deu_eng'" in broken(lambda c: c["downloads"].pop("tatoeba_deu_eng"))
+
+
+def test_analysis_targets():
+    assert xcfg.analysis_targets(PAPER) == ["fr", "de", "ru", "zh"]  # no en' without paraphrases
+    demo = xcfg.merge(copy.deepcopy(PAPER), DEMO)
+    assert xcfg.analysis_targets(demo) == ["en_prime", "fr", "de", "ru", "zh"]
+    assert xcfg.tatoeba_ids("zh") == ("tatoeba_cmn", "tatoeba_cmn_eng")

@@ -121,6 +121,13 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     if mono and cfg["source_language"] not in mono:
         yield (f"config key 'monolingual.languages': the Section 5 analyses compare every model with the "
                f"source language's, so {cfg['source_language']!r} must be among them")
+    needed = ["xnli_15way"] if analysis_targets(cfg) else []
+    for lang in analysis_targets(cfg):
+        if not lang.endswith("_prime"):
+            needed += tatoeba_ids(lang)
+    for rid in needed:
+        if rid not in cfg["downloads"]:
+            yield f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,3 +185,11 @@ def analysis_targets(cfg: dict) -> list[str]:
     if cfg["analysis"]["en_paraphrase"] is not None:
         out.insert(0, f"{src}_prime")
     return out
+
+
+def tatoeba_ids(lang: str) -> tuple[str, str]:
+    """Download ids of the Tatoeba (foreign, English) files for a paper language code."""
+    from xling.taskdata.parallel import TATOEBA_CODES
+
+    code = TATOEBA_CODES.get(lang, lang)
+    return f"tatoeba_{code}", f"tatoeba_{code}_eng"

@@ -3,8 +3,6 @@
 # sentence representations: monolingual, bilingual and random encoders). One job per pair.
 # Results: R/analysis/{retrieval,cka}/<pair>.json; figures and tables by rule analysis_report.
 
-from xling.taskdata.parallel import TATOEBA_CODES
-
 AN = config["analysis"]
 AN_TARGETS = xcfg.analysis_targets(config)  # e.g. en_prime, fr, de, ru, zh
 AN_RETRIEVAL = [t for t in AN_TARGETS if not t.endswith("_prime")]  # Tatoeba has no en' side
@@ -53,8 +51,8 @@ rule analysis_retrieval:
     input:
         unpack(lambda w: {**mono_model_files(SRC), **mono_model_files(w.target), **stanford_input([w.target])}),
         way15=downloaded("xnli_15way"),
-        tatoeba_x=lambda w: downloaded(f"tatoeba_{TATOEBA_CODES[w.target]}"),
-        tatoeba_en=lambda w: downloaded(f"tatoeba_{TATOEBA_CODES[w.target]}_eng"),
+        tatoeba_x=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[0]),
+        tatoeba_en=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[1]),
     output:
         result=f"{R}/analysis/retrieval/{SRC}-{{target}}.json",
     wildcard_constraints:
