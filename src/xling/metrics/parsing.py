@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from xling.errors import InputError
+from xling.taskdata.textio import numbered_lines
 
 
 @dataclass(frozen=True)
@@ -43,28 +44,26 @@ def read_conllu_words(path: str | Path) -> list[list[Word]]:
     path = Path(path)
     sentences: list[list[Word]] = []
     current: list[Word] = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.rstrip("\r\n")
-            if not line:
-                if current:
-                    sentences.append(current)
-                    current = []
-                continue
-            if line.startswith("#"):
-                continue
-            cols = line.split("\t")
-            if len(cols) != 10:
-                raise InputError(path, lineno, "10 tab-separated CoNLL-U columns", line)
-            wid = cols[0]
-            if "-" in wid or "." in wid:
-                continue  # multiword-token surface line or empty node: not scored
-            if not wid.isdigit() or int(wid) != len(current) + 1:
-                raise InputError(path, lineno, f"word id {len(current) + 1}", wid)
-            if not cols[6].isdigit():
-                raise InputError(path, lineno, "an integer HEAD", cols[6])
-            head = int(cols[6])
-            current.append(Word(cols[1], head, universal_deprel(cols[7])))
+    for lineno, line in numbered_lines(path):
+        if not line:
+            if current:
+                sentences.append(current)
+                current = []
+            continue
+        if line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise InputError(path, lineno, "10 tab-separated CoNLL-U columns", line)
+        wid = cols[0]
+        if "-" in wid or "." in wid:
+            continue  # multiword-token surface line or empty node: not scored
+        if not wid.isdigit() or int(wid) != len(current) + 1:
+            raise InputError(path, lineno, f"word id {len(current) + 1}", wid)
+        if not cols[6].isdigit():
+            raise InputError(path, lineno, "an integer HEAD", cols[6])
+        head = int(cols[6])
+        current.append(Word(cols[1], head, universal_deprel(cols[7])))
     if current:
         sentences.append(current)
     for s in sentences:

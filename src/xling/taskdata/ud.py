@@ -17,7 +17,7 @@ from conllu.parser import DEFAULT_FIELD_PARSERS, DEFAULT_FIELDS
 
 from xling.errors import InputError
 from xling.io import atomic_path
-from xling.taskdata.textio import numbered_lines
+from xling.taskdata.textio import blank_line_blocks, numbered_lines
 
 
 def _check_sentence(path: Path, rows: list[tuple[int, dict]]) -> None:
@@ -50,33 +50,28 @@ def _check_sentence(path: Path, rows: list[tuple[int, dict]]) -> None:
 def validate_conllu(path: str | Path) -> int:
     """Validate a CoNLL-U file (see module doc); return the number of sentences."""
     path = Path(path)
-    rows: list[tuple[int, dict]] = []
     sentences = 0
-    for i, line in numbered_lines(path):
-        if not line.strip():
-            if rows:
-                _check_sentence(path, rows)
-                sentences += 1
-                rows = []
-            continue
-        if line.startswith("#"):
-            continue
-        cols = line.split("\t")
-        if len(cols) != 10:
-            raise InputError(path, i, "10 tab-separated CoNLL-U columns", f"{len(cols)} columns: {line}")
-        try:
-            # conllu's own field parsers on our tab split (its parse_line also splits on double
-            # spaces, which would shift columns for a form that contains them)
-            token = {f: DEFAULT_FIELD_PARSERS[f](cols, k) if f in DEFAULT_FIELD_PARSERS else cols[k]
-                     for k, f in enumerate(DEFAULT_FIELDS)}
-        except ParseException as e:
-            raise InputError(path, i, "valid CoNLL-U fields", f"{e}: {line}") from e
-        if token["id"] is None:
-            raise InputError(path, i, "an id (n, a-b or n.m)", cols[0])
-        rows.append((i, token))
-    if rows:
-        _check_sentence(path, rows)
-        sentences += 1
+    for block in blank_line_blocks(numbered_lines(path)):
+        rows: list[tuple[int, dict]] = []
+        for i, line in block:
+            if line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            if len(cols) != 10:
+                raise InputError(path, i, "10 tab-separated CoNLL-U columns", f"{len(cols)} columns: {line}")
+            try:
+                # conllu's own field parsers on our tab split (its parse_line also splits on double
+                # spaces, which would shift columns for a form that contains them)
+                token = {f: DEFAULT_FIELD_PARSERS[f](cols, k) if f in DEFAULT_FIELD_PARSERS else cols[k]
+                         for k, f in enumerate(DEFAULT_FIELDS)}
+            except ParseException as e:
+                raise InputError(path, i, "valid CoNLL-U fields", f"{e}: {line}") from e
+            if token["id"] is None:
+                raise InputError(path, i, "an id (n, a-b or n.m)", cols[0])
+            rows.append((i, token))
+        if rows:  # a block of comments only is no sentence
+            _check_sentence(path, rows)
+            sentences += 1
     if sentences == 0:
         raise InputError(path, None, "at least one sentence", "an empty file")
     return sentences
