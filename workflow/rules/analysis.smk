@@ -35,21 +35,10 @@ def bilingual_files(target):
     }
 
 
-def analysis_stanford_home(langs):
-    """Raw sentences of a Stanford-segmented language need the segmenter, as pretraining did."""
-    if any(config["languages"][mono_data_lang(l)].get("segmenter") == "stanford" for l in langs):
-        return f"{R}/downloads/stanford_segmenter/extracted"
-    return None
-
-
-def stanford_input(langs):
-    home = analysis_stanford_home(langs)
-    return {"stanford": downloaded("stanford_segmenter")} if home else {}
-
-
 rule analysis_retrieval:
     input:
-        unpack(lambda w: {**mono_model_files(SRC), **mono_model_files(w.target), **stanford_input([w.target])}),
+        unpack(lambda w: {**mono_model_files(SRC), **mono_model_files(w.target),
+                          **segmenter_inputs(mono_data_lang(w.target))}),
         way15=downloaded("xnli_15way"),
         tatoeba_x=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[0]),
         tatoeba_en=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[1]),
@@ -64,7 +53,7 @@ rule analysis_retrieval:
         source=SRC,
         target=lambda w: w.target,
         analysis=AN,
-        stanford_home=lambda w: analysis_stanford_home([w.target]),
+        stanford_home=lambda w, input: input.get("stanford"),
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("analysis")
@@ -77,7 +66,7 @@ rule analysis_retrieval:
 rule analysis_cka:
     input:
         unpack(lambda w: {**mono_model_files(SRC), **mono_model_files(w.target), **bilingual_files(w.target),
-                          **stanford_input([w.target])}),
+                          **segmenter_inputs(mono_data_lang(w.target))}),
         way15=downloaded("xnli_15way"),
         paraphrase=lambda w: [downloaded(AN["en_paraphrase"])] if w.target.endswith("_prime") else [],
     output:
@@ -92,7 +81,7 @@ rule analysis_cka:
         target=lambda w: w.target,
         bilingual_pair=lambda w: bilingual_pair(w.target),
         analysis=AN,
-        stanford_home=lambda w: analysis_stanford_home([w.target]),
+        stanford_home=lambda w, input: input.get("stanford"),
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("analysis")

@@ -7,8 +7,7 @@ def dict_inputs(wc):
         d = {"source": downloaded("panlex")}
     else:  # MUSE files are en -> target; the reverse direction is the same file read backwards
         d = {"source": downloaded(f"muse_{wc.src}_{wc.tgt}_train")}
-    if any(config["languages"][l].get("segmenter") == "stanford" for l in (wc.src, wc.tgt)):
-        d["stanford"] = downloaded("stanford_segmenter")  # entries are segmented like the corpus
+    d.update(segmenter_inputs(wc.src, wc.tgt))  # entries are segmented like the corpus
     return d
 
 

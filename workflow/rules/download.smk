@@ -3,9 +3,17 @@
 
 from urllib.parse import urlparse
 
+from xling.preprocess.plan import uses_stanford
+
 
 def download_basename(rid):
     return Path(urlparse(config["downloads"][rid]["url"]).path).name
+
+
+def segmenter_inputs(*langs):
+    """``{"stanford": <extracted segmenter>}`` when any of ``langs`` is segmented with the Stanford
+    segmenter (every stage that reads its raw text must segment it as the corpus was), else ``{}``."""
+    return {"stanford": downloaded("stanford_segmenter")} if any(uses_stanford(config, l) for l in langs) else {}
 
 
 def downloaded(rid):

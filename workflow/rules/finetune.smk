@@ -31,8 +31,8 @@ def finetune_hp(w):
 def finetune_stanford_home(w):
     """Raw XNLI sentences of a Stanford-segmented language need the segmenter, as pretraining did."""
     langs = pair_langs(w.pair)
-    if w.task == "xnli" and any(config["languages"][l].get("segmenter") == "stanford" for l in langs):
-        return f"{R}/downloads/stanford_segmenter/extracted"
+    if w.task == "xnli" and segmenter_inputs(*langs):
+        return downloaded("stanford_segmenter")
     return None
 
 

@@ -2,7 +2,7 @@
 # Raw text -> a fixed number of round-robin shards (preprocess.shards, so the DAG is static) ->
 # one tokenisation job per shard -> merge, length filter, dedup, seeded split.
 
-from xling.preprocess.plan import n_shards, uses_stanford
+from xling.preprocess.plan import n_shards
 
 
 def tok_shards(wc):
@@ -62,13 +62,9 @@ for _lang in config["languages"]:
             "../scripts/preprocess_split_shards.py"
 
 
-def stanford_input(wc):
-    return {"stanford": downloaded("stanford_segmenter")} if uses_stanford(config, wc.lang) else {}
-
-
 rule tokenize_shard:
     input:
-        unpack(stanford_input),
+        unpack(lambda wc: segmenter_inputs(wc.lang)),
         shard=f"{R}/corpus/{{lang}}/shards/{{domain}}.{{shard}}.raw.txt",
     output:
         tok=temp(f"{R}/corpus/{{lang}}/shards/{{domain}}.{{shard}}.tok.txt"),

@@ -29,11 +29,6 @@ def licensed_files(cid):
     return TESTBED_INPUT if USE_TESTBED else [f"{e['path']}/{f}" for f in e["files"]]
 
 
-def zh_segmenter_inputs(lang):
-    seg = config["languages"][lang]["segmenter"]
-    return {"stanford": downloaded("stanford_segmenter")} if seg == "stanford" else {}
-
-
 def taskdata_targets():
     out = []
     if "xnli" in TASKS:
@@ -115,7 +110,7 @@ if NER_LEVOW:
 
     rule taskdata_ner_levow:
         input:
-            unpack(lambda wc: zh_segmenter_inputs(wc.lang)),
+            unpack(lambda wc: segmenter_inputs(wc.lang)),
             licensed=licensed_files("levow_zh"),
         output:
             [f"{R}/tasks/ner/{{lang}}/{s}.bio" for s in TD_SPLITS],
