@@ -17,8 +17,7 @@ from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
 from xling.io import atomic_write
 from xling.preprocess.tokenize import TokenizeSettings
-from xling.taskdata.parallel import read_tatoeba, read_xnli_15way
-from xling.taskdata.textio import numbered_lines
+from xling.taskdata.parallel import read_sentences, read_tatoeba, read_xnli_15way
 
 Log = Callable[[str], None]
 
@@ -34,18 +33,32 @@ class ModelSpec:
     random_init_seed: int | None = None  # same architecture, untrained (Figure 7's random encoder)
 
 
-def encode(spec: ModelSpec, sentences: list[str], settings: TokenizeSettings, max_seq_len: int,
-           batch_size: int, device: str = "cpu") -> np.ndarray:
-    """``[1 + layers, n, dim]`` mean-pooled representations of ``sentences`` under ``spec``."""
-    from xling.bpe import SubwordTokenizer
-    from xling.finetune.text import line_and_word_tokenizers
-    from xling.pretrain.loader import load_encoder
+class Encoders:
+    """Encodes sentences under ``ModelSpec``s for one job, loading each checkpoint once (a job reads
+    several texts with one model, and a bilingual model with both its languages)."""
 
-    encoder = load_encoder(spec.checkpoint, spec.data_dir, spec.random_init_seed).to(device)
-    lines, _ = line_and_word_tokenizers(settings)
-    words_to_subwords = SubwordTokenizer(spec.bpe_dir, spec.lang).words_to_subwords
-    return mean_pooled_layers(encoder, spec.lang, sentences, lines, words_to_subwords, max_seq_len,
-                              batch_size, device)
+    def __init__(self, settings: dict[str, TokenizeSettings], max_seq_len: int, batch_size: int,
+                 device: str = "cpu"):
+        self.settings, self.max_seq_len, self.batch_size, self.device = settings, max_seq_len, batch_size, device
+        self._loaded: dict[tuple, object] = {}
+
+    def _encoder(self, spec: ModelSpec):
+        from xling.pretrain.loader import load_encoder
+
+        key = (spec.checkpoint, spec.data_dir, spec.random_init_seed)
+        if key not in self._loaded:
+            self._loaded[key] = load_encoder(spec.checkpoint, spec.data_dir, spec.random_init_seed).to(self.device)
+        return self._loaded[key]
+
+    def __call__(self, spec: ModelSpec, sentences: list[str]) -> np.ndarray:
+        """``[1 + layers, n, dim]`` mean-pooled representations of ``sentences`` under ``spec``."""
+        from xling.bpe import SubwordTokenizer
+        from xling.finetune.text import line_and_word_tokenizers
+
+        lines, _ = line_and_word_tokenizers(self.settings[spec.lang])
+        words_to_subwords = SubwordTokenizer(spec.bpe_dir, spec.lang).words_to_subwords
+        return mean_pooled_layers(self._encoder(spec), spec.lang, sentences, lines, words_to_subwords,
+                                  self.max_seq_len, self.batch_size, self.device)
 
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -73,17 +86,11 @@ def fifteen_way(root: Path, langs: list[str], n: int) -> dict[str, list[str]]:
 
 
 def read_lines(path: Path, n: int) -> list[str]:
-    """The first ``n`` lines of a line-aligned sentence file (en' paraphrases of the 15-way rows)."""
-    out = []
-    for i, line in numbered_lines(path):
-        if len(out) == n:
-            break
-        if not line.strip():
-            raise InputError(path, i, "a non-empty sentence (the file is row-aligned with XNLI-15way)", line)
-        out.append(line)
-    if len(out) < n:
-        raise InputError(path, None, f"at least {n} lines", f"{len(out)} lines")
-    return out
+    """The first ``n`` sentences of a line-aligned file (en' paraphrases of the 15-way rows)."""
+    sents = read_sentences(path)
+    if len(sents) < n:
+        raise InputError(path, None, f"at least {n} lines", f"{len(sents)} lines")
+    return sents[:n]
 
 
 def _write(out_json: Path, result: dict) -> dict:
@@ -114,7 +121,7 @@ def run_retrieval(src: ModelSpec, tgt: ModelSpec, way15_root: Path, tatoeba: tup
     rows = fifteen_way(way15_root, [src.lang, tgt.lang], n_align)
     test_x, test_en = read_tatoeba(*tatoeba)
     log(f"encoding {n_align} 15-way rows and {len(test_x)} Tatoeba pairs")
-    enc = lambda spec, sents: encode(spec, sents, settings[spec.lang], max_seq_len, batch_size, device)  # noqa: E731
+    enc = Encoders(settings, max_seq_len, batch_size, device)
     a_en, a_x = enc(src, rows[src.lang]), enc(tgt, rows[tgt.lang])
     t_en, t_x = enc(src, test_en), enc(tgt, test_x)
     if a_en.shape[0] != a_x.shape[0]:
@@ -147,13 +154,14 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
     target-side) model pair reads the parallel ``sentences`` (source, target); None: the kind does
     not exist for this pair (no bilingual model trained for it)."""
     log = log or (lambda _m: None)
+    enc = Encoders(settings, max_seq_len, batch_size, device)
     cache: dict[tuple[ModelSpec, int], np.ndarray] = {}
 
     def reps(spec: ModelSpec, side: int) -> np.ndarray:
         if (spec, side) not in cache:  # English under the English model serves several kinds
             log(f"encoding side {side} with {spec.checkpoint} ({spec.lang}"
                 + (", random init)" if spec.random_init_seed is not None else ")"))
-            cache[(spec, side)] = encode(spec, sentences[side], settings[spec.lang], max_seq_len, batch_size, device)
+            cache[(spec, side)] = enc(spec, sentences[side])
         return cache[(spec, side)]
 
     cka: dict[str, list[float] | None] = {}

@@ -19,7 +19,10 @@ def tatoeba_files(root: str | Path, lang: str) -> tuple[Path, Path]:
     return root / f"tatoeba.{code}-eng.{code}", root / f"tatoeba.{code}-eng.eng"
 
 
-def _lines(path: Path) -> list[str]:
+def read_sentences(path: str | Path) -> list[str]:
+    """One sentence per line of a line-aligned file; an empty line is an error (it would shift the
+    alignment)."""
+    path = Path(path)
     out = []
     for i, line in numbered_lines(path):
         if not line.strip():
@@ -31,7 +34,7 @@ def _lines(path: Path) -> list[str]:
 def read_tatoeba(foreign: str | Path, english: str | Path) -> tuple[list[str], list[str]]:
     """Line-aligned ``(foreign sentences, English sentences)``; unequal line counts raise."""
     foreign, english = Path(foreign), Path(english)
-    xs, ens = _lines(foreign), _lines(english)
+    xs, ens = read_sentences(foreign), read_sentences(english)
     if len(xs) != len(ens):
         line = min(len(xs), len(ens)) + 1
         short = foreign if len(xs) < len(ens) else english
