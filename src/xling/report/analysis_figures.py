@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-from xling.io import atomic_path
+from xling.report.plotting import pyplot, save_figure
 
 MISSING = "–"
 PAIR_ORDER = ["en-en_prime", "en-fr", "en-de", "en-ru", "en-zh"]  # the paper's column order
@@ -168,29 +168,12 @@ def cka_grid(results: list[dict], kind: str) -> list[list[float | None]]:
 # ---------------------------------------------------------------- figures
 
 
-def _save(fig, out_png: Path, out_pdf: Path) -> None:
-    for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
-        with atomic_path(path) as tmp:
-            # metadata without dates keeps the files byte-identical across reruns
-            meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
-            fig.savefig(tmp, format=fmt, dpi=150, metadata=meta)
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display on cluster nodes
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def figure6(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:
     """P@1 (percent) against layer, one line with markers per pair."""
     results = check_figure6(results)
     if not results:
         raise ValueError("Figure 6: expected at least one pair's result, got none")
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 3.6))
     cmap = plt.get_cmap("tab10")
     for i, r in enumerate(results):
@@ -211,7 +194,7 @@ def figure6(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    _save(fig, out_png, out_pdf)
+    save_figure(fig, out_png, out_pdf)
     plt.close(fig)
 
 
@@ -225,7 +208,7 @@ def figure7(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
     kinds = _present_kinds(results)
     if not kinds:
         raise ValueError("Figure 7: every pair has null CKA for every model kind; nothing to draw")
-    plt = _pyplot()
+    plt = pyplot()
     rows = [layer_label(x) for x in results[0]["layers"]] + ["Average"]
     cols = [pair_label(r["pair"]) for r in results]
     cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")  # missing cells greyed, not coloured as 0
@@ -248,7 +231,7 @@ def figure7(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
     fig.colorbar(im, ax=list(axes[0]), shrink=0.9, pad=0.02)
     if title:
         fig.suptitle(title, fontsize=10)
-    _save(fig, out_png, out_pdf)
+    save_figure(fig, out_png, out_pdf)
     plt.close(fig)
 
 

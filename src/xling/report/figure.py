@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xling.io import atomic_path
 from xling.report.aggregate import Table1
+from xling.report.plotting import pyplot, save_figure
 from xling.report.render import TASK_TITLES
 
 
 def figure3(t: Table1, out_png: Path, out_pdf: Path, title: str | None = None) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display on cluster nodes
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    plt = pyplot()
 
     n_set = len(t.settings)
     fig, axes = plt.subplots(1, len(t.tasks), figsize=(4.2 * len(t.tasks) + 2.2, 3.6), squeeze=False)
@@ -42,9 +40,5 @@ def figure3(t: Table1, out_png: Path, out_pdf: Path, title: str | None = None) -
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0, 1 - 2.0 / fig.get_figwidth(), 1))
-    for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
-        with atomic_path(path) as tmp:
-            # metadata without dates keeps the files byte-identical across reruns
-            meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
-            fig.savefig(tmp, format=fmt, dpi=150, metadata=meta)
+    save_figure(fig, out_png, out_pdf)
     plt.close(fig)
