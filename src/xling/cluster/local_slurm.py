@@ -540,16 +540,13 @@ class LocalSlurm:
                 shutil.rmtree(self.munge_dir, ignore_errors=True)
                 self.munge_dir_record.unlink()
 
-    def _job_processes(self, roots: tuple[int, ...] = ()) -> dict[int, ProcInfo]:
+    def _job_processes(self, roots: tuple[int, ...] = (), job_id: str | None = None) -> dict[int, ProcInfo]:
         table = process_table()
-        return {pid: table[pid] for pid in job_process_tree(table, self.conf, roots)}
+        return {pid: table[pid] for pid in job_process_tree(table, self.conf, roots, job_id)}
 
     def job_processes(self, job_id: str | None = None) -> list[ProcInfo]:
         """Live processes started by this cluster's jobs (slurmstepds included), or by one job."""
-        if job_id is None:
-            return sorted(self._job_processes().values(), key=lambda p: p.pid)
-        table = process_table()
-        return sorted((table[pid] for pid in job_process_tree(table, self.conf, job_id=job_id)), key=lambda p: p.pid)
+        return sorted(self._job_processes(job_id=job_id).values(), key=lambda p: p.pid)
 
     def _end_processes(self, known: dict[int, ProcInfo], grace_s: float, timeout_s: float = 15.0) -> None:
         """SIGTERM the job processes (``known`` plus any found by a fresh scan, each round: a dying
