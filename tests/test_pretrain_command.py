@@ -7,9 +7,10 @@ import pytest
 import yaml
 
 from xling.errors import ConfigError
-from xling.pretrain.command import fairseq_train_command, max_updates
+from xling.pretrain.command import cpu_process_commands, fairseq_train_command
 from xling.pretrain.fairseq_plugin import USER_DIR
 from xling.pretrain.inprocess import parse_command
+from xling.pretrain.schedule import schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -46,9 +47,14 @@ def test_paper_hyperparameters():
     assert o["--optimizer"] == "xling_adam" and o["--lr-scheduler"] == "inverse_sqrt"
     assert float(o["--lr"]) == 1e-4 and o["--warmup-updates"] == "30000"
     assert o["--tokens-per-sample"] == "256" and o["--sample-break-mode"] == "none"
-    assert o["--batch-size"] == "96"
-    assert int(o["--max-update"]) == 200 * 200_000
-    assert int(o["--validate-interval-updates"]) == 200_000
+    # 8 GPUs x 96 streams = 768 per update, no accumulation
+    assert o["--batch-size"] == "96" and o["--update-freq"] == "1"
+    # XLM's epoch: 200k streams counted per GPU in steps of 96 -> 2,084 updates; 200 epochs
+    assert int(o["--max-update"]) == 200 * 2084 == 416_800
+    assert int(o["--validate-interval-updates"]) == 2084 == int(o["--save-interval-updates"])
+    # XLM's optimiser settings around the paper's lr and warmup
+    assert o["--adam-betas"] == "(0.9, 0.999)" and float(o["--adam-eps"]) == 1e-6
+    assert float(o["--weight-decay"]) == 0.01 and float(o["--clip-norm"]) == 5.0
     assert float(o["--mask-prob"]) == 0.15
     assert float(o["--leave-unmasked-prob"]) == 0.1 and float(o["--random-token-prob"]) == 0.1
     assert float(o["--multilang-sampling-alpha"]) == 0.7
@@ -86,9 +92,12 @@ def test_command_parses_with_fairseq(name):
     sep = CONFIG["settings"][name]["separate"]
     assert cfg.model.encoder_layers == 8 and cfg.model.separate_layers == sep["layers"]
     assert cfg.model.separate_embeddings == sep["embeddings"]
-    assert cfg.optimization.max_update == max_updates(CONFIG["pretrain"])
-    assert cfg.dataset.batch_size == 96 and cfg.task.languages == "en,fr"
-    assert tuple(eval(cfg.optimizer.adam_betas)) == (0.9, 0.98)
+    assert cfg.optimization.max_update == schedule(CONFIG["pretrain"], CONFIG["model"]).max_updates
+    # one CPU process makes up the paper's 768-stream update with 8 accumulated steps of 96
+    assert cfg.dataset.batch_size == 96 and list(cfg.optimization.update_freq) == [8]
+    assert cfg.task.languages == "en,fr"
+    assert tuple(eval(cfg.optimizer.adam_betas)) == (0.9, 0.999)
+    assert cfg.optimization.clip_norm == 5.0
 
 
 def test_monolingual_and_bad_options():
@@ -100,5 +109,48 @@ def test_monolingual_and_bad_options():
             "d", "s", {"separate": {"embeddings": False, "layers": 9}}, CONFIG["model"], CONFIG["pretrain"],
             ["en", "fr"], n_gpus=0, cpu=True)
     bad = dict(CONFIG["pretrain"], save_interval_updates=7)
-    with pytest.raises(ConfigError, match="multiple"):
+    with pytest.raises(ConfigError, match="must divide the 2084 updates"):
         fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], bad, ["en", "fr"], 0, True)
+
+
+@pytest.mark.parametrize("gpus,step,freq", [(8, 96, 1), (4, 96, 2), (2, 96, 4), (1, 96, 8), (16, 48, 1),
+                                            (3, 64, 4)])
+def test_update_is_the_paper_batch_on_any_gpu_count(gpus, step, freq):
+    """GPUs x --batch-size x --update-freq is always the configured 768 streams."""
+    o = opts(paper_command(n_gpus=gpus))
+    assert (int(o["--batch-size"]), int(o["--update-freq"])) == (step, freq)
+    assert gpus * step * freq == 768
+    assert ("--distributed-world-size" in o) == (gpus > 1)
+
+
+def test_gpu_count_that_does_not_divide_the_batch_is_refused():
+    with pytest.raises(ConfigError, match="cannot share the global batch of 768 streams"):
+        paper_command(n_gpus=5)
+
+
+def test_memory_cap_per_step_accumulates_instead():
+    pre = dict(CONFIG["pretrain"], max_streams_per_step=32)
+    o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en", "fr"],
+                                   n_gpus=8, cpu=False))
+    assert (o["--batch-size"], o["--update-freq"]) == ("32", "3")
+
+
+def test_cpu_ranks_get_gloo_legacy_ddp_and_their_own_rank():
+    pre = dict(CONFIG["pretrain"], batch_gpus=2, batch_size_per_gpu=8)
+    cmd = fairseq_train_command("d", "s", CONFIG["settings"]["sep_emb_l1_3"], CONFIG["model"], pre, ["en", "fr"],
+                                n_gpus=0, cpu=True, cpu_processes=2)
+    o = opts(cmd)
+    assert o["--distributed-world-size"] == "2" and o["--distributed-backend"] == "gloo"
+    assert o["--ddp-backend"] == "legacy_ddp" and "--find-unused-parameters" not in o
+    ranks = cpu_process_commands(cmd, 12345)
+    assert [opts(c)["--distributed-rank"] for c in ranks] == ["0", "1"]
+    assert all(opts(c)["--distributed-init-method"] == "tcp://127.0.0.1:12345" for c in ranks)
+    # a single process needs no launcher
+    single = paper_command(cpu=True, n_gpus=0)
+    assert cpu_process_commands(single, 1) == [single]
+
+
+def test_several_data_directories_are_joined_for_epoch_cycling():
+    cmd = fairseq_train_command(["R/bin/a", "R/bin/a/v1"], "s", CONFIG["settings"]["default"], CONFIG["model"],
+                                CONFIG["pretrain"], ["en", "fr"], n_gpus=8, cpu=False)
+    assert cmd[1] == "R/bin/a:R/bin/a/v1"

@@ -11,15 +11,18 @@ import time
 import pytest
 import torch
 
-from xling.pretrain.command import fairseq_train_command, max_updates
+from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.loader import load_encoder
 from xling.pretrain.run import fairseq_env, resolve_executable, run_pretraining
+from xling.pretrain.schedule import schedule
 from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 pytestmark = pytest.mark.slow
 
 MODEL = dict(TINY_MODEL, layers=4, dim=32, ffn_dim=128, tokens_per_sample=32)
-PRETRAIN = dict(TINY_PRETRAIN, batch_size_per_gpu=8, updates_per_epoch=20, max_epoch=2, save_interval_updates=5)
+# 20 updates per epoch (160 streams / 8), saved every 5
+PRETRAIN = dict(TINY_PRETRAIN, batch_size_per_gpu=8, streams_per_epoch_per_gpu=160, max_epoch=2,
+                save_interval_updates=5)
 SETTING = {"separate": {"embeddings": True, "layers": 1}}
 
 
@@ -33,7 +36,8 @@ def command(data_dir, save_dir):
 
 
 def test_uninterrupted_and_killed_runs_end_alike(data_dir, tmp_path):
-    total = max_updates(PRETRAIN)
+    total = schedule(PRETRAIN, MODEL).max_updates
+    assert total == 40
     # uninterrupted
     a = tmp_path / "a"
     done_a = run_pretraining(command(data_dir, a), a, ["en", "fr"], total, a / "train.log", a / "done.json",

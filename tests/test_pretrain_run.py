@@ -5,7 +5,10 @@ import json
 
 import pytest
 
-from xling.pretrain.run import START_MARK, parse_log, summarise
+import torch
+
+from xling.pretrain.run import (START_MARK, checkpoint_updates, parse_log, readable_updates,
+                               repair_last_checkpoint, summarise)
 
 
 def line(stamp, tag, rec):
@@ -48,3 +51,34 @@ def test_summary_of_a_monolingual_log(tmp_path):
     log.write_text(f"{START_MARK}2026-01-01T10:00:00 x ===\n" + valid("10:00:02", "zh", 5, 4.0))
     s = summarise(parse_log(log)["records"], ["zh"])
     assert s["best_valid_ppl_zh"] == 16.0 and s["tokens_per_s"] is None
+
+
+def _checkpoint(path, updates):
+    torch.save({"optimizer_history": [{"num_updates": updates}], "model": {"w": torch.ones(3) * updates}}, path)
+
+
+def test_truncated_last_checkpoint_is_restored_from_the_newest_intact_one(tmp_path):
+    """fairseq copies checkpoint_<e>_<u>.pt to checkpoint_last.pt; a kill during the copy leaves it
+    truncated, and resuming would fail on it every time."""
+    _checkpoint(tmp_path / "checkpoint_1_5.pt", 5)
+    _checkpoint(tmp_path / "checkpoint_2_10.pt", 10)
+    whole = (tmp_path / "checkpoint_2_10.pt").read_bytes()
+    (tmp_path / "checkpoint_last.pt").write_bytes(whole[: len(whole) // 2])
+    assert readable_updates(tmp_path / "checkpoint_last.pt") is None
+    msg = repair_last_checkpoint(tmp_path)
+    assert "restored from checkpoint_2_10.pt" in msg
+    assert checkpoint_updates(tmp_path / "checkpoint_last.pt") == 10
+    assert repair_last_checkpoint(tmp_path) is None  # nothing wrong any more
+
+    # the newest interval checkpoint itself damaged: the one before it
+    (tmp_path / "checkpoint_2_10.pt").write_bytes(whole[:100])
+    (tmp_path / "checkpoint_last.pt").write_bytes(b"")
+    assert "checkpoint_1_5.pt" in repair_last_checkpoint(tmp_path)
+    assert checkpoint_updates(tmp_path / "checkpoint_last.pt") == 5
+
+    # nothing intact: removed, so training starts again rather than failing forever
+    for p in tmp_path.glob("checkpoint_*_*.pt"):
+        p.unlink()
+    (tmp_path / "checkpoint_last.pt").write_bytes(b"PK\x03\x04")
+    assert "restarts" in repair_last_checkpoint(tmp_path)
+    assert not (tmp_path / "checkpoint_last.pt").exists()

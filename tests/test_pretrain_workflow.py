@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# the rule as the lead's workflow/rules/pretrain.smk states it (paths shortened)
+# the rule as workflow/rules/pretrain.smk states it (paths shortened)
 SNAKEFILE = """
 configfile: "config.yaml"
 
@@ -30,6 +30,7 @@ rule pretrain:
         done="pretrain/{setting}/{pair}/done.json",
         best="pretrain/{setting}/{pair}/checkpoint_best.pt",
     params:
+        data_dirs=lambda w: [f"bin/{w.setting}/{w.pair}"],
         setting=lambda w: config["settings"][w.setting],
         model=config["model"],
         pretrain=config["pretrain"],
@@ -54,7 +55,7 @@ def snakemake(workdir, *extra, **popen):
 def test_killed_job_resumes_when_the_rule_reruns(tmp_path):
     write_toy_data(tmp_path / "bin" / "sep_l1_3" / "en-fr", ["en", "fr"], n_train=60, seed=1)
     model = dict(TINY_MODEL, layers=4, dim=32, ffn_dim=128, tokens_per_sample=32)
-    pretrain = dict(TINY_PRETRAIN, batch_size_per_gpu=8, updates_per_epoch=15, max_epoch=2,
+    pretrain = dict(TINY_PRETRAIN, batch_size_per_gpu=8, streams_per_epoch_per_gpu=120, max_epoch=2,
                     save_interval_updates=5)
     config = {"settings": {"sep_l1_3": {"separate": {"embeddings": False, "layers": 3}}},
               "model": model, "pretrain": pretrain}

@@ -368,8 +368,7 @@ SLICE_CONFIG = {
     "monolingual": {"languages": ["en", "fr"]},
     # the tiny testbed has ~170 lines per language and shard
     "preprocess": {"valid_lines": 20, "test_lines": 20},
-    "pretrain": {"updates_per_epoch": 5, "max_epoch": 1, "warmup_updates": 2, "log_interval": 1,
-                 "save_interval_updates": 5},
+    "pretrain": {"streams_per_epoch_per_gpu": 5 * 32, "max_epoch": 1, "warmup_updates": 2, "log_interval": 1},
 }
 LOCAL_PREP_TARGETS: list[str] = [
     f"results/{SLICE_RUN}/corpus/fr/wiki.train.txt",

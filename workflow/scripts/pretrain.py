@@ -9,13 +9,13 @@ from xling.pretrain.run import pretrain_job
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 
 pretrain_job(
-    data_dir=Path(snakemake.input.dictionary).parent,
+    data_dir=[Path(d) for d in snakemake.params.data_dirs],
     done_path=snakemake.output.done,
     setting=dict(snakemake.params.setting),
     model=dict(snakemake.params.model),
     pretrain=dict(snakemake.params.pretrain),
     languages=list(snakemake.params.languages),
-    # `gpu` as the lead's res() names it for snakemake-executor-plugin-slurm
+    # `gpu`: the name res() gives it for snakemake-executor-plugin-slurm
     gpus=int(getattr(snakemake.resources, "gpu", 0) or getattr(snakemake.resources, "gpus", 0) or 0),
     seed=snakemake.params.seed,
     threads=int(snakemake.threads),

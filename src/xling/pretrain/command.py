@@ -3,22 +3,33 @@ Table 1 separation options), built from the config's ``model:``/``pretrain:`` se
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Sequence
 
 from xling.errors import ConfigError
 from xling.pretrain.fairseq_plugin import USER_DIR
 from xling.pretrain.fairseq_plugin.mlm_model import MODEL_NAME
 from xling.pretrain.fairseq_plugin.mlm_task import TASK_NAME
 from xling.pretrain.fairseq_plugin.optim import OPTIMIZER_NAME
+from xling.pretrain.schedule import batch_layout, save_interval_updates, schedule
+
+# fairseq's c10d backend wraps the model in torch's DistributedDataParallel with
+# device_ids=[device_id], which torch refuses for a CPU module; CPU processes use fairseq's
+# legacy_ddp, which all-reduces gradients itself (zeros for parameters a process did not use).
+CPU_DDP_BACKEND = "legacy_ddp"
 
 
-def max_updates(pretrain: dict) -> int:
-    """The paper counts epochs of a fixed number of batches: stop at epochs x updates/epoch."""
-    return int(pretrain["max_epoch"]) * int(pretrain["updates_per_epoch"])
+def data_path(data_dirs: str | Path | Sequence[str | Path]) -> str:
+    """fairseq's data argument: several directories (code-switched variants of the training
+    text) are joined with os.pathsep, and fairseq trains epoch k on directory k mod n."""
+    if isinstance(data_dirs, (str, Path)):
+        return str(data_dirs)
+    return os.pathsep.join(str(d) for d in data_dirs)
 
 
 def fairseq_train_command(
-    data_dir: str | Path,
+    data_dir: str | Path | Sequence[str | Path],
     save_dir: str | Path,
     setting: dict,
     model: dict,
@@ -28,10 +39,15 @@ def fairseq_train_command(
     cpu: bool,
     seed: int | None = None,
     num_workers: int = 0,
+    cpu_processes: int = 1,
 ) -> list[str]:
     """Full ``fairseq-train`` argv. ``languages`` are in language-id order; the first one
     is the source language whose dev perplexity selects ``checkpoint_best.pt``.
-    ``seed`` overrides ``pretrain.seed`` (en' of Section 5)."""
+    ``seed`` overrides ``pretrain.seed`` (en' of Section 5). ``data_dir``: one directory, or
+    several whose training data fairseq cycles through by epoch (dictionary and validation data
+    from the first). The update is the configured global batch on ``n_gpus`` GPUs (or
+    ``cpu_processes`` CPU processes): see :func:`xling.pretrain.schedule.batch_layout`; several CPU
+    processes need :func:`cpu_process_commands` to start them."""
     languages = list(languages)
     if not languages or len(set(languages)) != len(languages):
         raise ConfigError(f"pretraining needs distinct languages, got {languages}")
@@ -40,20 +56,19 @@ def fairseq_train_command(
     sep_layers = int(separate.get("layers", 0))
     if not 0 <= sep_layers <= int(model["layers"]):
         raise ConfigError(f"separate.layers={sep_layers} outside 0..{model['layers']}")
-    per_epoch = int(pretrain["updates_per_epoch"])
-    save_every = int(pretrain["save_interval_updates"])
-    if per_epoch % save_every:
-        # checkpoint_best is only written when a validation coincides with a save
-        raise ConfigError(f"pretrain.updates_per_epoch ({per_epoch}) must be a multiple of "
-                          f"pretrain.save_interval_updates ({save_every})")
-    if pretrain.get("optimizer", "adam") != "adam":
-        raise ConfigError(f"pretrain.optimizer: only adam is supported, got {pretrain['optimizer']}")
+    sched = schedule(pretrain, model)
+    # checkpoint_best is only written when a validation (every epoch) coincides with a save
+    save_every = save_interval_updates(pretrain, model)
     if cpu and n_gpus:
         raise ConfigError("cpu=True with n_gpus > 0")
+    processes = max(1, int(cpu_processes)) if cpu else max(1, int(n_gpus))
+    layout = batch_layout(pretrain, processes)
+    if pretrain.get("optimizer", "adam") != "adam":
+        raise ConfigError(f"pretrain.optimizer: only adam is supported, got {pretrain['optimizer']}")
     betas = pretrain.get("adam_betas", [0.9, 0.98])
 
     cmd = [
-        "fairseq-train", str(data_dir),
+        "fairseq-train", data_path(data_dir),
         "--user-dir", USER_DIR,
         "--task", TASK_NAME,
         "--languages", ",".join(languages),
@@ -76,23 +91,27 @@ def fairseq_train_command(
         "--leave-unmasked-prob", str(pretrain["leave_unmasked_prob"]),
         "--random-token-prob", str(pretrain["random_token_prob"]),
         "--multilang-sampling-alpha", str(pretrain["sampling_alpha"]),
-        "--batch-size", str(pretrain["batch_size_per_gpu"]),
-        "--batch-size-valid", str(pretrain["batch_size_per_gpu"]),
+        "--batch-size", str(layout.streams_per_step),
+        "--batch-size-valid", str(layout.streams_per_step),
+        "--update-freq", str(layout.update_freq),
         "--required-batch-size-multiple", "1",
         "--num-workers", str(num_workers),
         # optimisation
         "--optimizer", OPTIMIZER_NAME,  # fairseq's Adam, on torch's multi-tensor kernels
         "--adam-betas", f"({float(betas[0])}, {float(betas[1])})",
+        "--adam-eps", str(float(pretrain.get("adam_eps", 1e-8))),
+        "--weight-decay", str(float(pretrain.get("weight_decay", 0.0))),
+        "--clip-norm", str(float(pretrain.get("clip_norm", 0.0))),
         "--lr", str(pretrain["lr"]),
         "--lr-scheduler", str(pretrain["lr_scheduler"]),
         "--warmup-updates", str(pretrain["warmup_updates"]),
         "--warmup-init-lr", "1e-07",
-        "--max-update", str(max_updates(pretrain)),
+        "--max-update", str(sched.max_updates),
         "--seed", str(pretrain["seed"] if seed is None else seed),
         # validation per language, source language first: it picks checkpoint_best
         "--valid-subset", ",".join(f"valid_{lang}" for lang in languages),
         "--best-checkpoint-metric", "loss",
-        "--validate-interval-updates", str(per_epoch),
+        "--validate-interval-updates", str(sched.updates_per_epoch),
         "--validate-interval", "1000000",  # only the update-based "epochs" of the paper
         # checkpoints: resume from checkpoint_last.pt in save_dir (fairseq's default)
         "--save-dir", str(save_dir),
@@ -109,8 +128,12 @@ def fairseq_train_command(
     if pretrain.get("one_language_batches", True) or sep_emb or sep_layers:
         # per-language parameters need one language per batch
         cmd.append("--one-language-batches")
+    separate_parts = sep_emb or sep_layers > 0
     if cpu:
         cmd.append("--cpu")
+        if processes > 1:
+            cmd += ["--distributed-world-size", str(processes), "--distributed-backend", "gloo",
+                    "--ddp-backend", CPU_DDP_BACKEND]
     else:
         precision = pretrain.get("precision", "fp16")
         if precision == "fp16":
@@ -121,7 +144,18 @@ def fairseq_train_command(
             raise ConfigError(f"pretrain.precision must be fp16, bf16 or fp32, got {precision}")
         if n_gpus > 1:
             cmd += ["--distributed-world-size", str(n_gpus)]
-            if sep_emb or sep_layers:
+            if separate_parts:
                 # each GPU's batch is one language: the other language's parameters are unused
                 cmd += ["--ddp-backend", "c10d", "--find-unused-parameters"]
     return cmd
+
+
+def cpu_process_commands(cmd: list[str], port: int) -> list[list[str]]:
+    """One argv per rank for a command with several CPU processes. fairseq starts one process per
+    *GPU* itself and its torchrun path divides by the GPU count, so CPU ranks are started by the
+    caller, each told its rank and a TCP rendezvous on this machine."""
+    if "--cpu" not in cmd or "--distributed-world-size" not in cmd:
+        return [list(cmd)]
+    world = int(cmd[cmd.index("--distributed-world-size") + 1])
+    init = ["--distributed-init-method", f"tcp://127.0.0.1:{int(port)}", "--distributed-no-spawn"]
+    return [[*cmd, *init, "--distributed-rank", str(rank)] for rank in range(world)]

@@ -39,6 +39,37 @@ def checkpoint_updates(checkpoint: Path) -> int | None:
     return int(state["optimizer_history"][-1]["num_updates"])
 
 
+def readable_updates(checkpoint: Path) -> int | None:
+    """``checkpoint_updates``, or None when the file is missing or cannot be read whole."""
+    try:
+        return checkpoint_updates(checkpoint)
+    except Exception:  # a truncated zip archive, a half-written pickle: unreadable all the same
+        return None
+
+
+_INTERVAL = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
+
+
+def repair_last_checkpoint(save_dir: Path) -> str | None:
+    """fairseq writes each checkpoint atomically (``checkpoint_<epoch>_<updates>.pt``) and then
+    *copies* it to ``checkpoint_last.pt``: a job killed during that copy leaves a truncated
+    ``checkpoint_last.pt`` that every later resume fails on. Put the newest readable interval
+    checkpoint in its place (atomically), or remove it when there is none (training restarts).
+    Returns what was done, for the log, or None when nothing was wrong."""
+    last = Path(save_dir) / "checkpoint_last.pt"
+    if not last.exists() or readable_updates(last) is not None:
+        return None
+    interval = sorted(((int(m.group(1)), p) for p in Path(save_dir).iterdir() if (m := _INTERVAL.match(p.name))),
+                      reverse=True)
+    for updates, path in interval:
+        if readable_updates(path) == updates:
+            with atomic_path(last) as tmp:
+                shutil.copyfile(path, tmp)
+            return f"{last} was unreadable (killed while fairseq copied it): restored from {path.name}"
+    last.unlink()
+    return f"{last} was unreadable and no interval checkpoint is intact: training restarts"
+
+
 def resolve_executable(cmd: list[str]) -> list[str]:
     """``fairseq-train`` of this interpreter's environment (Snakemake may run with a
     different PATH)."""
@@ -128,31 +159,68 @@ def publish_checkpoint(src: Path, dst: Path) -> None:
             shutil.copyfile(src, tmp)
 
 
-def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], max_update: int,
+def free_port() -> int:
+    """A TCP port nobody listens on now, for the CPU ranks' rendezvous."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_processes(cmds: list[list[str]], log, env: dict[str, str]) -> int:
+    """Run the ranks of one training together; the first failure stops the others (a rank left
+    waiting at a collective would never return). Returns the first non-zero exit code, else 0."""
+    import time
+
+    procs = [subprocess.Popen(resolve_executable(c), stdout=log, stderr=subprocess.STDOUT, env=env) for c in cmds]
+    try:
+        while True:
+            codes = [p.poll() for p in procs]
+            failed = [c for c in codes if c not in (None, 0)]
+            if failed or all(c == 0 for c in codes):
+                return failed[0] if failed else 0
+            time.sleep(0.5)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def run_pretraining(cmd: list[str] | list[list[str]], save_dir: str | Path, languages: list[str], max_update: int,
                     log_path: str | Path, done_path: str | Path, threads: int | None = None,
-                    best_out: str | Path | None = None) -> dict:
+                    best_out: str | Path | None = None, extra: dict | None = None) -> dict:
     """Run (or resume) training until ``max_update`` updates, then write ``done.json``.
 
-    A rerun after a kill continues from ``checkpoint_last.pt`` (fairseq's default
+    ``cmd``: one fairseq-train argv, or one per rank of a multi-process CPU run (all run
+    together). A rerun after a kill continues from ``checkpoint_last.pt`` (fairseq's default
     ``--restore-file``); a finished run is not restarted, since fairseq would do one more
     update before noticing ``--max-update``. ``best_out``: where to publish
     ``checkpoint_best.pt`` (a declared output that Snakemake may delete before a rerun, hence
-    kept apart from fairseq's own ``save_dir``)."""
+    kept apart from fairseq's own ``save_dir``). ``extra``: more fields for done.json."""
+    cmds = [list(c) for c in cmd] if cmd and isinstance(cmd[0], list) else [list(cmd)]
     save_dir, log_path, done_path = Path(save_dir), Path(log_path), Path(done_path)
     save_dir.mkdir(parents=True, exist_ok=True)
     last = save_dir / "checkpoint_last.pt"
+    repaired = repair_last_checkpoint(save_dir)
     done = checkpoint_updates(last)
     if done is None or done < max_update:
         with open(log_path, "a", encoding="utf-8") as log:
             # local time, like fairseq's log stamps that the wall time is computed from
             stamp = datetime.now().isoformat(timespec="seconds")
             log.write(f"{START_MARK}{stamp} resume_from_updates={done or 0} ===\n"
-                      f"# {' '.join(cmd)}\n")
+                      + (f"# {repaired}\n" if repaired else "")
+                      + "".join(f"# {' '.join(c)}\n" for c in cmds))
             log.flush()
-            proc = subprocess.run(resolve_executable(cmd), stdout=log, stderr=subprocess.STDOUT,
-                                  env=fairseq_env(threads))
-        if proc.returncode != 0:
-            raise RuntimeError(f"fairseq-train failed with exit code {proc.returncode}: see {log_path}")
+            code = run_processes(cmds, log, fairseq_env(threads))
+        if code != 0:
+            raise RuntimeError(f"fairseq-train failed with exit code {code}: see {log_path}")
         done = checkpoint_updates(last)
     if done is None or done < max_update:
         raise RuntimeError(f"training stopped at {done} < {max_update} updates: see {log_path}")
@@ -167,6 +235,7 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
         "updates": done,
         "max_update": max_update,
         "languages": list(languages),
+        **(extra or {}),
         **summarise(parsed["records"], list(languages)),
         "wall_s": sum(parsed["invocation_wall_s"]),
         "invocations": len(parsed["invocation_wall_s"]),
@@ -178,36 +247,49 @@ def run_pretraining(cmd: list[str], save_dir: str | Path, languages: list[str], 
     return summary
 
 
-def pretrain_job(data_dir: str | Path, done_path: str | Path, setting: dict, model: dict, pretrain: dict,
-                 languages: list[str], gpus: int, seed: int | None = None, threads: int = 1,
+def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path, setting: dict, model: dict,
+                 pretrain: dict, languages: list[str], gpus: int, seed: int | None = None, threads: int = 1,
                  num_workers: int | None = None, job_log: str | Path | None = None) -> dict:
     """One Snakemake pretraining job: uses the job's GPUs if there are any (fp16/bf16 from
-    config), else the CPU in fp32. Checkpoints and fairseq's ``train.log`` go beside
-    ``done.json``; ``job_log`` (the rule's log) gets one line per start and the summary.
+    config), else the CPU in fp32 (``pretrain.cpu_processes`` data-parallel processes, default
+    one). Checkpoints and fairseq's ``train.log`` go beside ``done.json``; ``job_log`` (the rule's
+    log) gets one line per start and the summary. ``data_dir``: the binarised data directory, or
+    several (code-switched variants, cycled by epoch; the first holds dictionary and validation).
 
     Layout: fairseq's checkpoints (``checkpoint_last.pt`` for resuming, interval and best
     ones) live in ``<out>/fairseq/``, which no rule declares, so Snakemake never deletes them
     when it reruns a killed job; ``<out>/checkpoint_best.pt`` (declared) links to the best."""
-    from xling.pretrain.command import fairseq_train_command, max_updates
+    from xling.pretrain.command import cpu_process_commands, fairseq_train_command
+    from xling.pretrain.schedule import batch_layout, schedule
 
     n_gpus = min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
-    # fairseq runs one process per GPU: share the job's cores among them
-    per_process = max(1, int(threads) // max(1, n_gpus))
+    processes = n_gpus or max(1, int(pretrain.get("cpu_processes") or 1))
+    # fairseq runs one process per GPU (or CPU rank): share the job's cores among them
+    per_process = max(1, int(threads) // processes)
     if num_workers is None:
         # data-loading workers beside each trainer; on 1-2 cores the main process is faster
         num_workers = min(8, per_process - 1)
     out_dir = Path(done_path).parent
     save_dir = out_dir / "fairseq"
-    cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages,
-                                n_gpus=n_gpus, cpu=n_gpus == 0, seed=seed, num_workers=num_workers)
+    cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages, n_gpus=n_gpus,
+                                cpu=n_gpus == 0, seed=seed, num_workers=num_workers, cpu_processes=processes)
+    cmds = cpu_process_commands(cmd, free_port()) if n_gpus == 0 else [cmd]
+    sched, layout = schedule(pretrain, model), batch_layout(pretrain, processes)
+    batch = {"global_batch_streams": sched.global_batch_streams, "processes": layout.processes,
+             "device": "cuda" if n_gpus else "cpu", "streams_per_step": layout.streams_per_step,
+             "update_freq": layout.update_freq, "effective_batch_streams": layout.effective_batch_streams,
+             "updates_per_epoch": sched.updates_per_epoch, "tokens_per_sample": sched.tokens_per_sample}
     note = Path(job_log) if job_log else None
     if note:
         note.parent.mkdir(parents=True, exist_ok=True)
         with open(note, "a", encoding="utf-8") as fh:
             fh.write(f"{datetime.now().isoformat(timespec='seconds')} start on {n_gpus or 'no'} GPU(s), "
+                     f"{layout.processes} process(es) x {layout.streams_per_step} streams x update-freq "
+                     f"{layout.update_freq} = {layout.effective_batch_streams} streams per update, "
                      f"fairseq log: {out_dir / 'train.log'}\n{' '.join(cmd)}\n")
-    summary = run_pretraining(cmd, save_dir, languages, max_updates(pretrain), out_dir / "train.log", done_path,
-                              threads=per_process, best_out=out_dir / "checkpoint_best.pt")
+    summary = run_pretraining(cmds, save_dir, languages, sched.max_updates, out_dir / "train.log", done_path,
+                              threads=per_process, best_out=out_dir / "checkpoint_best.pt",
+                              extra={"batch": batch})
     if note:
         with open(note, "a", encoding="utf-8") as fh:
             fh.write(f"{datetime.now().isoformat(timespec='seconds')} done: {json.dumps(summary)}\n")

@@ -74,7 +74,8 @@ def write_toy_data(out_dir: str | Path, languages: list[str], n_train: dict[str,
 TINY_MODEL = dict(layers=8, heads=2, dim=64, ffn_dim=256, activation="gelu", dropout=0.1,
                   attention_dropout=0.1, tokens_per_sample=64)
 TINY_PRETRAIN = dict(optimizer="adam", adam_betas=[0.9, 0.98], lr=1e-3, lr_scheduler="inverse_sqrt",
-                     warmup_updates=10, batch_size_per_gpu=16, updates_per_epoch=10, max_epoch=2,
+                     warmup_updates=10, batch_size_per_gpu=16, batch_gpus=1, streams_per_epoch_per_gpu=160,
+                     max_epoch=2,
                      mask_prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0.1, sampling_alpha=0.7,
                      one_language_batches=True, precision="fp16", seed=1, log_interval=5,
                      save_interval_updates=5, keep_interval_updates=1)
