@@ -7,8 +7,10 @@ size, on the same batches and device, timed in alternating blocks in one process
         --tokens-per-sample 256 --batch 96              # paper size on a GPU, prints MFU
 
 Prints one line per engine and the ratio fairseq/plain (target >= 1.0). The plain loop is
-what one writes without fairseq: nn.TransformerEncoder of the same layers, tied softmax over
-every position, cross-entropy with ignore_index, torch Adam (autocast fp16 on GPU)."""
+what one writes without fairseq: nn.TransformerEncoder of the same layers, the LM head and tied
+softmax on the masked positions only (as our model computes them), cross-entropy, torch Adam
+(autocast fp16 on GPU). ``--json`` also records the achieved model FLOP/s of the fairseq step,
+which ``python -m xling.cluster.budget --rate-from`` (or planning.pretrain_benchmark) plans with."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from torch import nn
 
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.inprocess import build_trainer
+from xling.pretrain.schedule import train_flops_per_token
 from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 # dense fp16/bf16 tensor-core peaks (TFLOP/s) for the MFU line
@@ -47,20 +50,12 @@ class PlainMLM(nn.Module):
         self.bias = nn.Parameter(torch.zeros(vocab))
         self.pad = pad
 
-    def forward(self, tokens):
+    def forward(self, tokens, masked):
         pad_mask = tokens.eq(self.pad)
         x = self.tok(tokens) + self.pos(torch.arange(tokens.size(1), device=tokens.device))[None]
         x = self.encoder(self.drop(self.ln(x)), src_key_padding_mask=pad_mask if pad_mask.any() else None)
-        x = self.lm_ln(F.gelu(self.dense(x)))
+        x = self.lm_ln(F.gelu(self.dense(x[masked])))  # the head only where a token is predicted
         return F.linear(x, self.tok.weight) + self.bias
-
-
-def model_flops(n_params_dense: int, layers: int, seq: int, dim: int, vocab: int, tokens: int, predicted: int) -> float:
-    """Training FLOPs (forward + backward = 3 x forward) of the fairseq step: 2 FLOPs per
-    weight and token in the Transformer blocks, attention scores/values 4*T*D per layer and
-    token, and the softmax projection on the predicted (masked) positions only."""
-    fwd = 2 * n_params_dense * tokens + 4 * layers * seq * dim * tokens + 2 * vocab * dim * predicted
-    return 3.0 * fwd
 
 
 def main(argv=None):
@@ -117,18 +112,18 @@ def run(args, tmp: Path) -> dict:
     opt = torch.optim.Adam(plain.parameters(), lr=pre["lr"], betas=tuple(pre["adam_betas"]))
     scaler = torch.amp.GradScaler("cuda", enabled=cuda)
     plain_batches = [(b["net_input"]["src_tokens"].to(dev), b["target"].to(dev)) for b in batches]
+    plain_batches = [(tokens, target, target.ne(pad)) for tokens, target in plain_batches]
 
     def fairseq_step(i):
         trainer.train_step([batches[i % len(batches)]])
 
     def plain_step(i):
-        tokens, target = plain_batches[i % len(plain_batches)]
+        tokens, target, masked = plain_batches[i % len(plain_batches)]
         with torch.autocast("cuda", dtype=torch.float16, enabled=cuda):
-            logits = plain(tokens)
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), target.view(-1),
-                                   ignore_index=pad, reduction="sum")
+            logits = plain(tokens, masked)
+            loss = F.cross_entropy(logits.float(), target[masked], reduction="sum")
         opt.zero_grad(set_to_none=True)
-        scaler.scale(loss / target.ne(pad).sum()).backward()
+        scaler.scale(loss / masked.sum()).backward()
         scaler.step(opt)
         scaler.update()
 
@@ -172,19 +167,20 @@ def run(args, tmp: Path) -> dict:
     for k in ("fairseq", "plain"):
         print(f"{k:8s} {tps[k]:12.1f} tokens/s  ({tokens[k]} tokens in {times[k]:.2f} s)")
     print(f"ratio fairseq/plain = {result['ratio_fairseq_over_plain']:.3f}")
+    # model FLOPs of the fairseq steps (xling.pretrain.schedule), at the masked fraction they had
+    per_token = train_flops_per_token(args.layers, args.dim, args.ffn, args.tokens_per_sample,
+                                      len(task.source_dictionary), predicted / tokens["fairseq"])
+    achieved = per_token * tokens["fairseq"] / times["fairseq"]
+    result.update(flops_per_token=per_token, achieved_flops_per_s=achieved)
+    print(f"fairseq step: {achieved / 1e12:.3f} TFLOP/s of model FLOPs ({per_token / 1e6:.2f} MFLOP per token)")
     if cuda:
         name = torch.cuda.get_device_name(0)
         peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
-        emb = sum(p.numel() for n, p in fs_model.named_parameters() if "embed" in n or "lm_bias" in n)
-        flops = model_flops(n_fs - emb, args.layers, args.tokens_per_sample, args.dim,
-                            len(task.source_dictionary), tokens["fairseq"], predicted)
-        achieved = flops / times["fairseq"] / 1e12
-        result["achieved_tflops"] = achieved
         if peak:
-            result["mfu"] = achieved / peak
-            print(f"MFU (fairseq step): {achieved:.1f} TFLOP/s of {peak:.0f} peak = {100 * achieved / peak:.1f}%")
+            result["mfu"] = achieved / 1e12 / peak
+            print(f"MFU: {100 * result['mfu']:.1f}% of {peak:.0f} TFLOP/s peak")
         else:
-            print(f"fairseq step: {achieved:.1f} TFLOP/s (unknown GPU peak: pass --peak-tflops for MFU)")
+            print("unknown GPU peak: pass --peak-tflops for MFU")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     return result

@@ -1,15 +1,24 @@
-"""Compute budget of the paper-scale run, per stage, from the config: how many jobs each stage
-submits and the GPU-hours they need at a given throughput.
+"""Compute budget of a run, derived from its config: what each pretraining job computes (updates x
+streams x tokens, xling.pretrain.schedule), how long that takes at a throughput, and whether it
+fits the job's ``runtime`` resource; plus the fine-tuning grids.
 
-Pretraining follows the paper (Section 3.1: "8 NVIDIA V100 GPUs ... around 3 days to train one
-model"); fine-tuning follows the grid sizes in config and a throughput (examples per second per
-GPU) that is either an assumption or a measured rate. `python -m xling.cluster.budget` prints the
-markdown table used in docs/cluster.md.
+Throughput is model FLOP/s per device (GPU, or the CPU of a GPU-less job), turned into tokens/s by
+the configured model's FLOPs per token, so one rate serves models of any size. In order of
+preference it comes from ``planning.pretrain_tokens_per_s_per_device`` (measured tokens/s of
+this config's model), from a ``bench/bench_pretrain.py --json`` result (``planning.pretrain_benchmark``
+or ``--rate-from``), or from a documented default per device (``DEFAULT_RATES``).
+
+Planning (the workflow's start) calls :func:`check_pretrain_runtime`, which refuses a config
+whose pretraining jobs cannot finish within their runtime: a job that runs out of time on a
+cluster is killed, and resumed only as often as Snakemake retries it.
+
+``python -m xling.cluster.budget`` prints the tables of docs/cluster.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +26,198 @@ from typing import Any, Mapping
 
 import yaml
 
-PAPER_DAYS_PER_MODEL = 3
-PAPER_GPUS_PER_MODEL = 8
+from xling import config as xcfg
+from xling.errors import ConfigError, InputError
+from xling.pretrain.schedule import model_flops_per_token, schedule
+
+# Section 3.1: "We train it with 8 NVIDIA V100 GPUs ... It takes around 3 days to train one model",
+# with the model and recipe below (80k joint BPE merges: a vocabulary of about 80k entries).
+PAPER_RECIPE = {
+    "model": {"layers": 8, "dim": 768, "ffn_dim": 3072, "tokens_per_sample": 256},
+    "pretrain": {"batch_size_per_gpu": 96, "batch_gpus": 8, "streams_per_epoch_per_gpu": 200_000, "max_epoch": 200,
+                 "mask_prob": 0.15},
+    "vocab": 80_000,
+    "gpus": 8,
+    "hours": 72.0,
+}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Achieved model FLOP/s of one device, and where the number comes from."""
+
+    flops_per_s: float
+    basis: str
+
+    def tokens_per_s(self, flops_per_token: float) -> float:
+        return self.flops_per_s / flops_per_token
+
+
+def paper_v100_rate() -> Rate:
+    """What one V100 sustained in the paper: the recipe's tokens and FLOPs over 3 days x 8 GPUs."""
+    r = PAPER_RECIPE
+    sched = schedule(r["pretrain"], r["model"])
+    flops = sched.tokens * model_flops_per_token(r["model"], r["pretrain"], r["vocab"])
+    return Rate(flops / (r["hours"] * 3600 * r["gpus"]),
+                f"V100: the paper's own rate ({sched.tokens:.2e} tokens in ~3 days on 8 V100)")
+
+
+# Measured here: the demo's pretraining jobs (8 layers, 64 dims, 64-token streams, ~3.5k vocabulary)
+# ran at 6.6k tokens/s each on the slowest 2-core machine seen (two jobs sharing two cores).
+CPU_MEASURED = {"model": {"layers": 8, "dim": 64, "ffn_dim": 256, "tokens_per_sample": 64},
+                "pretrain": {"mask_prob": 0.15}, "vocab": 3_500, "tokens_per_s": 6_600}
+
+
+def cpu_rate() -> Rate:
+    m = CPU_MEASURED
+    flops = m["tokens_per_s"] * model_flops_per_token(m["model"], m["pretrain"], m["vocab"])
+    return Rate(flops, f"CPU: measured on the demo ({m['tokens_per_s']:,} tokens/s per job)")
+
+
+def default_rate(device: str) -> Rate:
+    """``cpu``, ``v100``, or another GPU model. GPUs without a measurement are planned at the
+    V100's rate: newer GPUs only finish earlier (measure them to plan tighter)."""
+    if device == "cpu":
+        return cpu_rate()
+    v100 = paper_v100_rate()
+    if device == "v100":
+        return v100
+    return Rate(v100.flops_per_s, f"{device or 'any GPU'}: planned at the V100 rate (no measurement given)")
+
+
+def rate_from_benchmark(path: str | Path) -> Rate:
+    """The achieved FLOP/s of a ``bench/bench_pretrain.py --json`` result (our fairseq step)."""
+    path = Path(path)
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, None, "a bench/bench_pretrain.py --json result", "no such file") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, err.lineno, "a bench/bench_pretrain.py --json result", err.msg) from None
+    flops = rec.get("achieved_flops_per_s")
+    if not isinstance(flops, (int, float)) or flops <= 0:
+        raise InputError(path, None, "a positive number in 'achieved_flops_per_s'", repr(flops))
+    return Rate(float(flops), f"measured by bench/bench_pretrain.py on {rec.get('device', '?')} ({path})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pretraining jobs
+
+
+@dataclass(frozen=True)
+class PretrainJob:
+    name: str  # "default/en-fr", "mono/en_prime"
+    vocab: int  # estimated vocabulary (the softmax's share of the FLOPs)
+
+
+def _vocab(mode: str, merges: int, n_languages: int) -> int:
+    """Vocabulary estimate from the BPE setting: a joint BPE of m merges has about m entries,
+    per-language BPEs about m per language (their union; prefixed: disjoint)."""
+    return merges if mode == "joint" else merges * n_languages
+
+
+def pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
+    """Every pretraining job of the run: Table 1's, Figure 7's extra bilingual models and the
+    monolingual models of Section 5."""
+    jobs = []
+    mono_merges = int(config["monolingual"]["bpe_merges"])
+    for setting, pair in xcfg.bilingual_models(config):
+        s = config["settings"][setting]
+        vocab = mono_merges if xcfg.is_prime(pair) else _vocab(s["bpe"], int(s["merges"]), 2)
+        jobs.append(PretrainJob(f"{setting}/{pair}", vocab))
+    jobs += [PretrainJob(f"mono/{m}", mono_merges) for m in xcfg.monolingual_models(config)]
+    return jobs
+
+
+@dataclass(frozen=True)
+class Device:
+    kind: str  # "cpu" or a GPU model ("v100", "a100", ...; "" when not given)
+    count: int  # GPUs of the job (1 for a CPU job)
+
+    @property
+    def label(self) -> str:
+        return "CPU" if self.kind == "cpu" else f"{self.count} x {self.kind or 'GPU'}"
+
+
+def pretrain_device(config: Mapping[str, Any]) -> Device:
+    res = config["rule_resources"]["pretrain"]
+    gpus = int(res["gpus"])
+    if gpus == 0:
+        return Device("cpu", 1)
+    model = res.get("gpu_model") or config.get("cluster", {}).get("gpu_model") or ""
+    return Device(str(model).lower(), gpus)
+
+
+def planned_rate(config: Mapping[str, Any], device: Device, rate_from: str | Path | None = None,
+                 tokens_per_s: float | None = None) -> Rate:
+    """The throughput planning uses: arguments first, then the config's ``planning:``, then the default."""
+    planning = config.get("planning") or {}
+    tokens_per_s = tokens_per_s or planning.get("pretrain_tokens_per_s_per_device")
+    if tokens_per_s:
+        # a tokens/s of this config's model, converted once with the Table 1 default's vocabulary
+        ref = xcfg.bilingual_models(config)[0]
+        s = config["settings"][ref[0]]
+        f = model_flops_per_token(config["model"], config["pretrain"], _vocab(s["bpe"], int(s["merges"]), 2))
+        return Rate(float(tokens_per_s) * f, f"given: {float(tokens_per_s):,.0f} tokens/s per device")
+    rate_from = rate_from or planning.get("pretrain_benchmark")
+    if rate_from:
+        return rate_from_benchmark(rate_from)
+    return default_rate(device.kind)
+
+
+@dataclass(frozen=True)
+class PretrainEstimate:
+    job: PretrainJob
+    updates: int
+    tokens: int
+    tokens_per_s: float  # of the whole job (all its devices)
+    hours: float
+    runtime_hours: float  # the job's runtime resource
+
+    @property
+    def fits(self) -> bool:
+        return self.hours <= self.runtime_hours
+
+
+def pretrain_estimates(config: Mapping[str, Any], rate: Rate, margin: float | None = None) -> list[PretrainEstimate]:
+    """Hours of every pretraining job at ``rate``, times ``margin`` (planning.runtime_margin: the
+    per-epoch validation and checkpoints, start-up, a slower node)."""
+    planning = config.get("planning") or {}
+    margin = float(margin if margin is not None else planning.get("runtime_margin", 1.0))
+    sched = schedule(config["pretrain"], config["model"])
+    device = pretrain_device(config)
+    runtime_h = int(config["rule_resources"]["pretrain"]["runtime"]) / 60
+    out = []
+    for job in pretrain_jobs(config):
+        tps = rate.tokens_per_s(model_flops_per_token(config["model"], config["pretrain"], job.vocab)) * device.count
+        out.append(PretrainEstimate(job, sched.max_updates, sched.tokens, tps, margin * sched.tokens / tps / 3600,
+                                    runtime_h))
+    return out
+
+
+def check_pretrain_runtime(config: Mapping[str, Any]) -> None:
+    """Raise ConfigError naming every pretraining job that cannot finish within its runtime."""
+    device = pretrain_device(config)
+    rate = planned_rate(config, device)
+    unfit = [e for e in pretrain_estimates(config, rate) if not e.fits]
+    if not unfit:
+        return
+    sched = schedule(config["pretrain"], config["model"])
+    margin = float((config.get("planning") or {}).get("runtime_margin", 1.0))
+    lines = [
+        f"pretrain {e.job.name}: {e.updates:,} updates x {sched.global_batch_streams} streams x "
+        f"{sched.tokens_per_sample} tokens = {e.tokens:.2e} tokens at {e.tokens_per_s:,.0f} tokens/s "
+        f"({device.label}) needs {e.hours:.1f} h (x{margin:g} margin) > runtime {e.runtime_hours:g} h"
+        for e in unfit]
+    raise ConfigError(
+        "pretraining jobs cannot finish within their runtime:\n  " + "\n  ".join(lines)
+        + f"\n  throughput: {rate.basis}.\n  Raise rule_resources.pretrain.runtime, give the jobs more or "
+        "faster GPUs with a measured rate (planning.pretrain_benchmark: a bench/bench_pretrain.py --json "
+        "result, or planning.pretrain_tokens_per_s_per_device), or train fewer updates (pretrain.max_epoch).")
+
+
+# ---------------------------------------------------------------------------------------------
+# The budget table
 
 
 @dataclass(frozen=True)
@@ -34,56 +233,49 @@ class StageBudget:
         return self.jobs * self.gpus_per_job * self.hours_per_job
 
 
-def pretrained_models(config: Mapping[str, Any]) -> dict[str, int]:
-    """Bilingual models (one per Table 1 setting and pair) and monolingual ones (Section 5,
-    plus en' = English again with another seed)."""
-    bilingual = len(config["settings"]) * len(config["pairs"])
-    mono = len(config["monolingual"]["languages"])
-    if "en_prime_seed" in config["monolingual"]:
-        mono += 1
-    return {"bilingual": bilingual, "monolingual": mono}
-
-
 def grid_size(grid: Mapping[str, list]) -> int:
     """Number of hyperparameter combinations of a grid (the product of its value lists)."""
     return math.prod(len(v) for v in grid.values())
 
 
 def finetune_hours(train_examples: int, epochs: int, examples_per_second: float) -> float:
-    """Hours for one fine-tuning cell: every epoch sees the training set once."""
+    """Hours for one fine-tuning cell: every epoch sees ``train_examples`` examples."""
     return train_examples * epochs / examples_per_second / 3600
 
 
-def paper_budget(
-    config: Mapping[str, Any],
-    train_examples: Mapping[str, int],
-    examples_per_second: Mapping[str, float],
-    pretrain_hours_per_model: float = PAPER_DAYS_PER_MODEL * 24,
-) -> list[StageBudget]:
-    """Budget rows: pretraining (all models) and one row per fine-tuning task (bilingual models
-    only: the zero-shot transfer of Table 1)."""
-    models = pretrained_models(config)
-    n_models = models["bilingual"] + models["monolingual"]
-    gpus = int(config["rule_resources"]["pretrain"]["gpus"]) or PAPER_GPUS_PER_MODEL
-    rows = [
-        StageBudget(
-            "pretrain", n_models, gpus, pretrain_hours_per_model,
-            f"{models['bilingual']} bilingual + {models['monolingual']} monolingual models; paper: "
-            f"~{pretrain_hours_per_model / 24:g} days on {gpus} V100 each",
-        )
-    ]
-    ft_gpus = int(config["rule_resources"]["finetune"]["gpus"]) or 1
+def epoch_examples(finetune: Mapping[str, Any], task: str, train_set: int) -> int:
+    """Examples one fine-tuning epoch sees: the task's epoch_size if set, else its (capped)
+    training set."""
+    spec = finetune[task]
+    if spec.get("epoch_size"):
+        return int(spec["epoch_size"])
+    cap = spec.get("max_train_examples", finetune.get("max_train_examples"))
+    return min(train_set, int(cap)) if cap else train_set
+
+
+def budget_rows(config: Mapping[str, Any], rate: Rate, train_examples: Mapping[str, int],
+                examples_per_second: Mapping[str, float]) -> list[StageBudget]:
+    """Pretraining (every model, hours derived from the config) and one row per fine-tuning task
+    (Table 1's bilingual models)."""
+    est = pretrain_estimates(config, rate, margin=1.0)
+    device = pretrain_device(config)
+    gpus = device.count if device.kind != "cpu" else 0
+    sched = schedule(config["pretrain"], config["model"])
+    rows = [StageBudget(
+        "pretrain", len(est), gpus, sum(e.hours for e in est) / len(est),
+        f"{len(est)} models x {sched.max_updates:,} updates x {sched.global_batch_streams} streams x "
+        f"{sched.tokens_per_sample} tokens = {sched.tokens:.2e} tokens each; {rate.basis}")]
+    ft_gpus = int(config["rule_resources"]["finetune"]["gpus"])
+    n_models = len(config["settings"]) * len(config["pairs"])
     for task in config["finetune"]["tasks"]:
         spec = config["finetune"][task]
         cells = grid_size(spec["grid"])
-        hours = finetune_hours(train_examples[task], spec["epochs"], examples_per_second[task])
-        rows.append(
-            StageBudget(
-                f"finetune {task}", models["bilingual"] * cells, ft_gpus, hours,
-                f"{models['bilingual']} models x {cells} grid cells; {spec['epochs']} epochs x "
-                f"{train_examples[task]:,} examples at {examples_per_second[task]:g} ex/s",
-            )
-        )
+        examples = epoch_examples(config["finetune"], task, train_examples[task])
+        hours = finetune_hours(examples, spec["epochs"], examples_per_second[task])
+        rows.append(StageBudget(
+            f"finetune {task}", n_models * cells, ft_gpus, hours,
+            f"{n_models} models x {cells} grid cells; {spec['epochs']} epochs x {examples:,} "
+            f"examples at {examples_per_second[task]:g} ex/s"))
     return rows
 
 
@@ -101,11 +293,17 @@ def markdown_table(rows: list[StageBudget]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# Training-set sizes and V100 throughputs used for the estimate in docs/cluster.md. Sizes: MultiNLI
-# train (XNLI's English training set), WikiAnn English train split (Rahimi et al. 2019 split), UD
-# English-EWT v2.3 train sentences. The XNLI "epoch" follows XLM's fine-tuning (epoch_size 20000
-# examples), without which 200 epochs of MultiNLI would be ~80M examples per cell.
-DEFAULT_TRAIN_EXAMPLES = {"xnli": 20_000, "ner": 20_000, "parsing": 12_543}
+def schedule_summary(config: Mapping[str, Any]) -> str:
+    s = schedule(config["pretrain"], config["model"])
+    return (f"pretraining, per model: {s.updates_per_epoch:,} updates per epoch x {s.max_epoch} epochs = "
+            f"{s.max_updates:,} updates x {s.global_batch_streams} streams x {s.tokens_per_sample} tokens = "
+            f"{s.tokens:.2e} tokens\n")
+
+
+# English training sets: MultiNLI (392,702 pairs; an XNLI epoch is finetune.xnli.epoch_size of
+# them, as in XLM's fine-tuning), WikiAnn English train (Rahimi et al. 2019 split), UD
+# English-EWT v2.3 train sentences.
+DEFAULT_TRAIN_EXAMPLES = {"xnli": 392_702, "ner": 20_000, "parsing": 12_543}
 # Assumed fine-tuning throughput of an 8-layer 768-d encoder on one V100 (fp16): replace with
 # measured rates (`--rate task=ex_per_s`).
 DEFAULT_EXAMPLES_PER_SECOND = {"xnli": 100.0, "ner": 100.0, "parsing": 80.0}
@@ -113,18 +311,34 @@ DEFAULT_EXAMPLES_PER_SECOND = {"xnli": 100.0, "ner": 100.0, "parsing": 80.0}
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", type=Path, default=Path("config/config.yaml"))
-    ap.add_argument("--pretrain-hours", type=float, default=PAPER_DAYS_PER_MODEL * 24,
-                    help="wall-clock hours per pretraining job (default: the paper's 3 days)")
-    ap.add_argument("--rate", action="append", default=[], metavar="TASK=EX_PER_S",
-                    help="fine-tuning throughput per GPU, e.g. --rate xnli=250 (measured)")
+    ap.add_argument("--config", type=Path, action="append", default=None,
+                    help="config file(s), merged left to right (default: config/config.yaml)")
+    ap.add_argument("--rate", action="append", default=[], metavar="TASK=RATE",
+                    help="measured throughput: pretrain=TOKENS_PER_S per device, or a fine-tuning task's "
+                         "examples/s per GPU, e.g. --rate xnli=250")
+    ap.add_argument("--rate-from", type=Path, default=None,
+                    help="a bench/bench_pretrain.py --json result: its achieved FLOP/s plans pretraining")
     args = ap.parse_args(argv)
-    config = yaml.safe_load(args.config.read_text())
+    config = xcfg.load(*(args.config or [Path("config/config.yaml")]))
     rates = dict(DEFAULT_EXAMPLES_PER_SECOND)
+    pretrain_tps = None
     for item in args.rate:
         task, _, value = item.partition("=")
-        rates[task] = float(value)
-    print(markdown_table(paper_budget(config, DEFAULT_TRAIN_EXAMPLES, rates, args.pretrain_hours)), end="")
+        if task == "pretrain":
+            pretrain_tps = float(value)
+        else:
+            rates[task] = float(value)
+    rate = planned_rate(config, pretrain_device(config), args.rate_from, pretrain_tps)
+    print(schedule_summary(config))
+    print(markdown_table(budget_rows(config, rate, DEFAULT_TRAIN_EXAMPLES, rates)), end="")
+    margin = float((config.get("planning") or {}).get("runtime_margin", 1.0))
+    unfit = [e for e in pretrain_estimates(config, rate, margin) if not e.fits]
+    if unfit:
+        worst = max(unfit, key=lambda e: e.hours)
+        print(f"\nrefused: {len(unfit)} pretraining job(s) need more than their runtime "
+              f"(e.g. {worst.job.name}: {worst.hours:.1f} h with the x{margin:g} margin > {worst.runtime_hours:g} h); "
+              "raise rule_resources.pretrain.runtime or give a measured rate")
+        return 1
     return 0
 
 

@@ -1,0 +1,153 @@
+"""The paper configuration's training length and compute, derived from the config and checked
+against the paper's own statements (3.1) without a GPU; planning refuses jobs that cannot fit."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import torch
+
+from xling import config as xcfg
+from xling.cluster import budget
+from xling.config import REPO
+from xling.errors import ConfigError, InputError
+from xling.pretrain.schedule import batch_layout, schedule, train_flops_per_token
+
+PAPER = xcfg.load(REPO / "config" / "config.yaml")
+DEMO = xcfg.load(REPO / "config" / "config.yaml", REPO / "config" / "demo.yaml")
+
+
+def test_paper_schedule_is_xlms_epoch():
+    """'batch size 96 for each GPU and each epoch contains 200k batches ... epoch 200', read as XLM
+    counts it: 200k streams per GPU process in steps of 96."""
+    s = schedule(PAPER["pretrain"], PAPER["model"])
+    assert s.global_batch_streams == 8 * 96 == 768
+    assert s.updates_per_epoch == 2084  # ceil(200000 / 96)
+    assert s.max_updates == 416_800
+    assert s.tokens == 416_800 * 768 * 256 == pytest.approx(8.19e10, rel=1e-3)
+
+
+def test_paper_config_is_the_recipe_behind_the_v100_rate():
+    """The default V100 rate is derived from the paper's recipe: the config must be that recipe."""
+    r = budget.PAPER_RECIPE
+    for key, value in r["model"].items():
+        assert PAPER["model"][key] == value, key
+    for key, value in r["pretrain"].items():
+        assert PAPER["pretrain"][key] == value, key
+    assert PAPER["rule_resources"]["pretrain"]["gpus"] == r["gpus"]
+    joint = {s["merges"] for s in PAPER["settings"].values() if s["bpe"] == "joint"}
+    assert joint == {r["vocab"]}
+
+
+def test_v100_rate_gives_back_the_papers_three_days():
+    """At the paper's own rate, a Default model (80k joint BPE) on 8 V100 takes the stated 72 hours,
+    and the number of updates and tokens are the schedule's."""
+    cfg = copy.deepcopy(PAPER)
+    cfg["rule_resources"]["pretrain"]["gpu_model"] = "v100"
+    rate = budget.planned_rate(cfg, budget.pretrain_device(cfg))
+    assert "paper's own rate" in rate.basis
+    est = {e.job.name: e for e in budget.pretrain_estimates(cfg, rate, margin=1.0)}
+    default = est["default/en-fr"]
+    assert default.updates == 416_800 and default.tokens == 416_800 * 768 * 256
+    assert default.hours == pytest.approx(72.0)
+    assert default.tokens_per_s / 8 == pytest.approx(39_500, rel=0.01)
+    # a monolingual model has a smaller softmax: a little faster
+    assert est["mono/en"].hours < default.hours
+
+
+def test_every_pretraining_job_is_planned():
+    names = [j.name for j in budget.pretrain_jobs(PAPER)]
+    assert len(names) == len(set(names)) == 30 + 2 + 6  # Table 1, Figure 7's en-de and en-en', monolingual
+    assert "default/en-de" in names and "sep_emb/en-en_prime" in names and "mono/en_prime" in names
+
+
+def test_budget_cli_prints_updates_and_tokens(capsys):
+    assert budget.main(["--config", str(REPO / "config" / "config.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "2,084 updates per epoch x 200 epochs = 416,800 updates x 768 streams x 256 tokens = 8.19e+10 tokens" in out
+    assert "| pretrain | 38 | 8 |" in out
+
+
+def test_a_job_that_cannot_fit_its_runtime_is_refused(tmp_path, capsys):
+    cfg = copy.deepcopy(PAPER)
+    cfg["rule_resources"]["pretrain"]["runtime"] = 72 * 60  # the paper's 3 days, without margin
+    with pytest.raises(ConfigError) as err:
+        budget.check_pretrain_runtime(cfg)
+    msg = str(err.value)
+    assert "pretrain default/en-fr: 416,800 updates x 768 streams x 256 tokens = 8.19e+10 tokens" in msg
+    assert "needs 79.2 h (x1.1 margin) > runtime 72 h" in msg
+    assert "Raise rule_resources.pretrain.runtime" in msg
+    budget.check_pretrain_runtime(PAPER)  # the shipped config fits
+    budget.check_pretrain_runtime(DEMO)
+    # the CLI says so too, with a non-zero exit
+    overlay = tmp_path / "short.yaml"
+    overlay.write_text("rule_resources:\n  pretrain: {cpus: 40, mem_mb: 400000, runtime: 4320, gpus: 8}\n")
+    assert budget.main(["--config", str(REPO / "config" / "config.yaml"), "--config", str(overlay)]) == 1
+    assert "refused: 38 pretraining job(s)" in capsys.readouterr().out
+
+
+def test_measured_rates_replace_the_default(tmp_path):
+    cfg = copy.deepcopy(PAPER)
+    v100 = budget.paper_v100_rate().flops_per_s
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps({"device": "NVIDIA H100", "achieved_flops_per_s": 3 * v100}))
+    cfg["planning"]["pretrain_benchmark"] = str(bench)
+    rate = budget.planned_rate(cfg, budget.pretrain_device(cfg))
+    assert rate.flops_per_s == 3 * v100 and "NVIDIA H100" in rate.basis
+    est = {e.job.name: e for e in budget.pretrain_estimates(cfg, rate, margin=1.0)}
+    assert est["default/en-fr"].hours == pytest.approx(24.0)
+    # a measured tokens/s of this model per device wins over the benchmark
+    cfg["planning"]["pretrain_tokens_per_s_per_device"] = 100_000.0
+    rate = budget.planned_rate(cfg, budget.pretrain_device(cfg))
+    est = {e.job.name: e for e in budget.pretrain_estimates(cfg, rate, margin=1.0)}
+    assert est["default/en-fr"].tokens_per_s == pytest.approx(8 * 100_000)
+    # a broken benchmark file names itself
+    bench.write_text(json.dumps({"device": "x"}))
+    with pytest.raises(InputError, match="bench.json.*achieved_flops_per_s"):
+        budget.rate_from_benchmark(bench)
+
+
+@pytest.mark.parametrize("processes", [1, 2, 3, 4, 6, 8, 12, 16, 24, 32])
+def test_batch_layout_keeps_the_global_batch(processes):
+    layout = batch_layout(PAPER["pretrain"], processes)
+    assert layout.effective_batch_streams == 768
+    assert layout.streams_per_step <= 96
+
+
+@pytest.mark.parametrize("processes", [5, 7, 9, 10])
+def test_batch_layout_refuses_uneven_shares(processes):
+    with pytest.raises(ConfigError, match="cannot share the global batch"):
+        batch_layout(PAPER["pretrain"], processes)
+
+
+def test_flops_per_token_match_torchs_count_of_the_real_model():
+    """The formula against torch's FLOP counter on a forward + backward of our MLM, with a known
+    masked fraction (the counter sees matrix products only, as the formula counts them)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fairseq.data import Dictionary
+
+    from xling.pretrain.fairseq_plugin.mlm_model import XlingMLMEncoder, base_architecture
+
+    class Args:
+        pass
+
+    args = Args()
+    args.encoder_layers, args.encoder_embed_dim, args.encoder_ffn_embed_dim = 2, 32, 64
+    args.encoder_attention_heads, args.max_positions, args.dropout = 2, 16, 0.0
+    base_architecture(args)
+    dictionary = Dictionary()
+    for i in range(40):
+        dictionary.add_symbol(f"w{i}")
+    enc = XlingMLMEncoder(args, dictionary, 1, None)
+    batch, seq = 4, 16
+    tokens = torch.randint(dictionary.nspecial, len(dictionary), (batch, seq))
+    masked = torch.zeros(batch, seq, dtype=torch.bool)
+    masked[:, :4] = True  # a quarter of the positions are predicted
+    with FlopCounterMode(display=False) as counter:
+        logits, _ = enc(tokens, masked_tokens=masked)
+        logits.float().sum().backward()
+    expected = batch * seq * train_flops_per_token(2, 32, 64, seq, len(dictionary), 0.25)
+    assert counter.get_total_flops() == pytest.approx(expected, rel=0.02)
