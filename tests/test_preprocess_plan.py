@@ -29,7 +29,7 @@ def test_download_names_follow_the_urls():
 
 def test_paper_config_settings():
     s = TokenizeSettings.from_config(CONFIG, "zh")
-    assert (s.moses_lang, s.segmenter, s.stanford_model, s.lowercase) == ("zh", "stanford", "ctb", False)
+    assert (s.moses_lang, s.segmenter, s.stanford_model, s.lowercase) == ("zh", "stanford", "pku", False)  # XLM: segment.sh pku
     # the paper config segments zh with Stanford; without the segmenter the error says what to do
     with pytest.raises(SegmenterUnavailable, match="segmenter: jieba"):
         tokenize_line("我爱北京", "zh", CONFIG)

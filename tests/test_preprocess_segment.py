@@ -24,6 +24,25 @@ def test_zh_line_tokenizer_with_jieba_drops_spaces_and_control_chars():
     assert tok.batch(["我爱北京", "", "天安门"]) == [tok("我爱北京"), "", tok("天安门")]
 
 
+def test_zh_is_normalised_after_segmentation_as_in_xlm():
+    """XLM: segment.sh | replace-unicode-punctuation | normalize-punctuation | remove-non-printing.
+    Full-width punctuation and digits become ASCII after the segmenter has seen them."""
+    tok = LineTokenizer(TokenizeSettings("zh", segmenter="jieba"))
+    out = tok("他说：“你好，世界！”（２０１９年）")
+    assert "，" not in out and "：" not in out and "（" not in out and "２" not in out
+    assert out == '他 说: " 你好 , 世界 ! " (2 0 1 9 年)'
+    assert tok.batch(["我爱北京。"]) == ["我 爱 北京 ."] == [tok("我爱北京。")]
+    # a given (treebank) word is normalised the same way, never segmented again
+    assert tok.given_word("北京。") == ["北京."] and tok.given_word("，") == [","]
+    assert tok.given_word("天安门") == ["天安门"]
+
+
+def test_stanford_model_defaults_to_xlms_pku():
+    assert TokenizeSettings("zh", segmenter="stanford").stanford_model == "pku"
+    cfg = {"languages": {"zh": {"moses": "zh", "segmenter": "stanford"}}, "preprocess": {}}
+    assert TokenizeSettings.from_config(cfg, "zh").stanford_model == "pku"
+
+
 def _fake_home(tmp_path, script: str):
     home = tmp_path / "stanford-segmenter-2018-10-16"
     home.mkdir()

@@ -83,8 +83,37 @@ def test_train_caps(tmp_path):
     s = SplitSettings(valid_lines=20, test_lines=20, min_tokens=1, max_tokens=100, max_train_lines=100)
     _, (train, valid, test) = _split(tmp_path, [shard], s, "a")
     assert len(train) == 100
-    _, (train2, _, _) = _split(tmp_path, [shard], s, "b", train_lines=37)  # Wiki-CC size match
+    _, (train2, _, _) = _split(tmp_path, [shard], s, "b", train_lines=37)
     assert len(train2) == 37 and set(train2) <= set(_corpus(500, dup_every=0))
+
+
+def test_wiki_cc_train_matches_a_token_count(tmp_path):
+    """Wiki-CC: the CC train split holds as many tokens as Wikipedia's, not as many lines (CC
+    lines here are three times longer, so a line match would triple the tokens)."""
+    rng = random.Random(3)
+    lines = [" ".join(f"w{rng.randrange(1000)}" for _ in range(rng.randrange(20, 40))) for _ in range(3000)]
+    shard = _write(tmp_path / "cc.tok.txt", lines)
+    s = SplitSettings(valid_lines=50, test_lines=50)
+    wiki_tokens = 10_000  # e.g. 1,000 Wikipedia lines of ~10 tokens
+    counts, (train, valid, test) = _split(tmp_path, [shard], s, "a", train_tokens=wiki_tokens)
+    got = sum(len(l.split()) for l in train)
+    assert counts["train_tokens"] == got
+    assert abs(got - wiki_tokens) < 0.05 * wiki_tokens  # a random subset: equal in expectation
+    assert len(train) < 0.2 * len(lines)
+    assert set(train) <= set(lines) and not set(train) & (set(valid) | set(test))
+    # more tokens asked than there are: everything that is not held out
+    counts, (train, _, _) = _split(tmp_path, [shard], s, "b", train_tokens=10 ** 9)
+    assert len(train) == len(lines) - 100
+
+
+def test_defaults_are_xlms_no_filter_no_dedup(tmp_path):
+    """XLM drops empty lines only: a one-word line, a 400-token line and duplicates all stay."""
+    lines = ["solo", "a b c", "a b c", " ".join(["x"] * 400)] * 30
+    assert list(filter_lines(lines, SplitSettings().min_tokens, SplitSettings().max_tokens,
+                             SplitSettings().dedup)) == lines
+    assert list(filter_lines(["", "a"], 1, None, False)) == ["a"]
+    s = SplitSettings.from_config({"min_tokens": 1, "max_tokens": None, "dedup": False})
+    assert (s.min_tokens, s.max_tokens, s.dedup) == (1, None, False)
 
 
 def test_too_small_corpus_is_an_input_error(tmp_path):

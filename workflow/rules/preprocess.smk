@@ -1,4 +1,4 @@
-# Corpus preprocessing (issue 3): downloads -> R/corpus/<lang>/<domain>.{train,valid,test}.txt.
+# Corpus preprocessing: downloads -> R/corpus/<lang>/<domain>.{train,valid,test}.txt.
 # Raw text -> a fixed number of round-robin shards (preprocess.shards, so the DAG is static) ->
 # one tokenisation job per shard -> merge, length filter, dedup, seeded split.
 

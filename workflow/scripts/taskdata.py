@@ -24,7 +24,7 @@ def main(sm) -> None:
         counts = build_conll2003(p.conll_dir, Path(sm.output[0]).parent)
     elif task == "ner_levow":
         # the same segmenter as the corpus preprocessing, so task words match pretraining words
-        seg = segmenter(p.segmenter, home=getattr(p, "stanford_home", None), model=getattr(p, "stanford_model", "ctb"))
+        seg = segmenter(p.segmenter, home=getattr(p, "stanford_home", None), model=getattr(p, "stanford_model", "pku"))
         counts = build_levow(p.levow_dir, Path(sm.output[0]).parent, seg, dev_fraction=float(p.dev_fraction))
     elif task == "parsing":
         counts = build_ud(sm.input.ud, p.treebank, dict(p.splits), Path(sm.output[0]).parent)

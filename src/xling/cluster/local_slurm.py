@@ -4,7 +4,7 @@ Used by the SLURM tests and CI: it needs root and no systemd. Everything it writ
 spool, logs, munge key and socket, pid files) lives under one directory, the daemons listen on free
 ports, and `stop()` ends only the daemons whose pid files it wrote, then every process a job of this
 cluster started (found through /proc, see `job_process_tree`), so two harnesses (or a site SLURM) on
-the same machine do not interfere and no job step outlives the cluster. Lessons baked in (issue 6): munge's run dir does not
+the same machine do not interfere and no job step outlives the cluster. Lessons baked in: munge's run dir does not
 exist without systemd, no cgroups (proctrack/linuxproc, task/none), no accounting (the executor
 plugin must then use `squeue`, and MinJobAge must stay above its status-check threshold), node line
 taken from `slurmd -C`.

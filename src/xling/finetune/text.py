@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from xling.preprocess.moses import lowercase_and_remove_accent
 from xling.preprocess.tokenize import LineTokenizer, TokenizeSettings
 
 WordsToSubwords = Callable[[list[str]], list[list[str]]]
@@ -17,20 +16,14 @@ def line_and_word_tokenizers(settings: TokenizeSettings):
 
     Returns ``(lines, word)``: ``lines(list[str]) -> list[list[str]]`` for raw sentences (XNLI; one
     segmenter call per batch), ``word(str) -> list[str]`` for an already given word (NER, UD): Moses
-    for space-delimited languages; a segmented language's words are kept as they are (pretraining
-    ran the segmenter only, and the task's words are already segmented)."""
+    for space-delimited languages; a segmented language's words are not segmented again, only
+    normalised as the corpus was after its segmenter."""
     line_tok = LineTokenizer(settings)
 
     def lines(texts: list[str]) -> list[list[str]]:
         return [t.split() for t in line_tok.batch(texts)]
 
-    if settings.segmenter == "none":
-        def word(w: str) -> list[str]:
-            return line_tok(w).split()
-    else:
-        def word(w: str) -> list[str]:
-            return [lowercase_and_remove_accent(w) if settings.lowercase else w]
-    return lines, word
+    return lines, line_tok.given_word
 
 
 @dataclass

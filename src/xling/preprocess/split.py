@@ -1,4 +1,5 @@
-"""Merge tokenised shards into train/valid/test: length filter, dedup, seeded split, caps.
+"""Merge tokenised shards into train/valid/test: optional length filter and dedup, seeded split,
+caps (Wiki-CC: the CC train split matched to Wikipedia's in tokens).
 
 Streaming in two passes over a temporary file of the kept lines; memory holds ~8 bytes per
 distinct kept line (dedup digests), the held-out line numbers and nothing proportional to the text.
@@ -24,23 +25,26 @@ from xling.preprocess.shards import interleave
 
 @dataclass(frozen=True)
 class SplitSettings:
+    """Defaults are XLM's get-data-wiki.sh: empty lines dropped, no length bound, no dedup."""
+
     valid_lines: int = 5000
     test_lines: int = 5000
-    min_tokens: int = 3
-    max_tokens: int = 250
-    dedup: bool = True
+    min_tokens: int = 1
+    max_tokens: int | None = None
+    dedup: bool = False
     max_train_lines: int | None = None
     seed: int = 13
 
     @classmethod
     def from_config(cls, preprocess: Mapping) -> "SplitSettings":
         """From the ``preprocess`` section of the config."""
+        max_tokens = preprocess.get("max_tokens")
         return cls(
             valid_lines=int(preprocess.get("valid_lines", 5000)),
             test_lines=int(preprocess.get("test_lines", 5000)),
-            min_tokens=int(preprocess.get("min_tokens", 3)),
-            max_tokens=int(preprocess.get("max_tokens", 250)),
-            dedup=bool(preprocess.get("dedup", True)),
+            min_tokens=int(preprocess.get("min_tokens", 1)),
+            max_tokens=None if max_tokens is None else int(max_tokens),
+            dedup=bool(preprocess.get("dedup", False)),
             max_train_lines=preprocess.get("max_train_lines"),
             seed=int(preprocess.get("split_seed", 13)),
         )
@@ -85,12 +89,13 @@ class DigestSet:
         return len(self.buffer) + int(self.sorted.size)
 
 
-def filter_lines(lines: Iterable[str], min_tokens: int, max_tokens: int, dedup: bool) -> Iterator[str]:
-    """Keep lines with min_tokens <= #tokens <= max_tokens, first occurrence only if dedup."""
+def filter_lines(lines: Iterable[str], min_tokens: int, max_tokens: int | None, dedup: bool) -> Iterator[str]:
+    """Keep lines with min_tokens <= #tokens <= max_tokens (None: no upper bound), first
+    occurrence only if dedup."""
     seen = DigestSet()
     for line in lines:
         n = len(line.split())
-        if n < min_tokens or n > max_tokens:
+        if n < min_tokens or (max_tokens is not None and n > max_tokens):
             continue
         if dedup:
             d = line_digest(line)
@@ -119,9 +124,22 @@ def count_lines(path: str | Path) -> int:
     return n
 
 
+def count_tokens(path: str | Path, skip: Mapping[int, int] | None = None) -> int:
+    """Whitespace tokens of a text file, leaving out the lines whose 0-based numbers are in ``skip``."""
+    n = 0
+    with open(path, encoding="utf-8", newline="\n") as fh:
+        for i, line in enumerate(fh):
+            if skip is None or i not in skip:
+                n += len(line.split())
+    return n
+
+
 def split_lines(kept: Path, n: int, out_train, out_valid, out_test, s: SplitSettings,
-                train_lines: int | None, source: str | Path) -> dict:
-    """Second pass: route the ``n`` lines of ``kept`` to the three outputs."""
+                train_lines: int | None, source: str | Path, train_tokens: int | None = None) -> dict:
+    """Second pass: route the ``n`` lines of ``kept`` to the three outputs.
+
+    ``train_tokens``: a random subset of the train candidates holding that many tokens in
+    expectation (a uniform sample of round(lines x train_tokens / their tokens) lines)."""
     held = s.valid_lines + s.test_lines
     if n <= held:
         raise InputError(source, None, f"more than {held} lines after filtering and dedup "
@@ -131,11 +149,15 @@ def split_lines(kept: Path, n: int, out_train, out_valid, out_test, s: SplitSett
     role = {i: 1 for i in drawn[: s.valid_lines]}
     role.update({i: 2 for i in drawn[s.valid_lines:]})
     cap = n - held
+    if train_tokens is not None:
+        available = count_tokens(kept, skip=role)
+        if available > train_tokens:
+            cap = round(cap * train_tokens / available)
     for limit in (s.max_train_lines, train_lines):
         if limit is not None:
             cap = min(cap, int(limit))
     train_flags = selection_sample(n - held, cap, random.Random(s.seed + 1))
-    counts = {"train": 0, "valid": 0, "test": 0}
+    counts = {"train": 0, "valid": 0, "test": 0, "train_tokens": 0}
     with atomic_write(out_train) as ft, atomic_write(out_valid) as fv, atomic_write(out_test) as fs, \
             open(kept, encoding="utf-8", newline="\n") as fk:
         for i, line in enumerate(fk):
@@ -149,15 +171,19 @@ def split_lines(kept: Path, n: int, out_train, out_valid, out_test, s: SplitSett
             elif next(train_flags):
                 ft.write(line)
                 counts["train"] += 1
+                counts["train_tokens"] += len(line.split())
     return counts
 
 
 def merge_and_split(shards: Sequence[str | Path], out_train, out_valid, out_test,
-                    settings: SplitSettings, train_lines: int | None = None) -> dict:
+                    settings: SplitSettings, train_lines: int | None = None,
+                    train_tokens: int | None = None) -> dict:
     """Tokenised shards (from tokenize_shard, in shard order) -> train/valid/test files.
 
-    ``train_lines``: extra cap on the train split (Wiki-CC: the size of the language's Wikipedia
-    train split, so the CC corpus matches it). Returns counts, including ``kept`` lines."""
+    ``train_lines``: extra cap on the train split's lines. ``train_tokens``: its size in tokens
+    (Wiki-CC: "a random subset of Common Crawl of the same size" as the language's Wikipedia
+    train split, counted in tokens since CC lines are longer). Returns counts, including ``kept``
+    lines and ``train_tokens``."""
     s = settings
     out_dir = Path(out_train).parent
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -168,7 +194,8 @@ def merge_and_split(shards: Sequence[str | Path], out_train, out_valid, out_test
             for line in filter_lines(interleave(shards), s.min_tokens, s.max_tokens, s.dedup):
                 fk.write(line + "\n")
                 n += 1
-        counts = split_lines(Path(tmp), n, out_train, out_valid, out_test, s, train_lines, shards[0])
+        counts = split_lines(Path(tmp), n, out_train, out_valid, out_test, s, train_lines, shards[0],
+                             train_tokens=train_tokens)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

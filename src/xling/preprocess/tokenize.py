@@ -1,7 +1,10 @@
 """One raw line -> one tokenised line, per language settings (XLM's tokenize.sh).
 
-Languages with a segmenter (zh) go through the segmenter only, as in XLM; the others through
-the Moses chain of :mod:`xling.preprocess.moses`. ``lowercase_and_remove_accent`` follows.
+Languages with a segmenter (zh) are segmented, then normalised like every language (replace
+unicode punctuation, normalise punctuation, remove non-printing characters), without Moses'
+tokenizer: XLM runs ``segment.sh pku | replace-unicode-punctuation.perl | normalize-punctuation.perl
+-l zh | remove-non-printing-char.perl``. The others go through the whole Moses chain of
+:mod:`xling.preprocess.moses`. ``lowercase_and_remove_accent`` (optional) comes last.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ class TokenizeSettings:
     moses_lang: str
     segmenter: str = "none"              # none | jieba | stanford
     lowercase: bool = False              # preprocess.lowercase_and_remove_accent
-    stanford_model: str = "ctb"
+    stanford_model: str = "pku"              # XLM's tokenize.sh
     stanford_home: str | None = None     # directory with segment.sh (or one above it)
 
     @classmethod
@@ -35,7 +38,7 @@ class TokenizeSettings:
             moses_lang=lc.get("moses", lang),
             segmenter=lc.get("segmenter", "none") or "none",
             lowercase=bool(pp.get("lowercase_and_remove_accent", False)),
-            stanford_model=pp.get("stanford_model", "ctb"),
+            stanford_model=pp.get("stanford_model", "pku"),
             stanford_home=None if stanford_home is None else str(stanford_home),
         )
 
@@ -43,11 +46,10 @@ class TokenizeSettings:
 class LineTokenizer:
     def __init__(self, settings: TokenizeSettings):
         self.settings = settings
+        self.moses = moses_pipeline(settings.moses_lang)
         if settings.segmenter == "none":
-            self.moses = moses_pipeline(settings.moses_lang)
             self.seg = None
         else:
-            self.moses = None
             kw = {}
             if settings.segmenter == "stanford":
                 kw = {"home": settings.stanford_home, "model": settings.stanford_model}
@@ -60,11 +62,21 @@ class LineTokenizer:
     def _finish(self, text: str) -> str:
         return lowercase_and_remove_accent(text) if self.settings.lowercase else text
 
+    def _segmented(self, words: list[str]) -> str:
+        return self._finish(self.moses.normalize(" ".join(words)))
+
     def __call__(self, line: str) -> str:
         if self.seg is None:
             return self._finish(self.moses(line))
         line = self._clean_for_segmenter(line)
-        return self._finish(" ".join(self.seg(line)) if line else "")
+        return self._segmented(self.seg(line)) if line else ""
+
+    def given_word(self, word: str) -> list[str]:
+        """An already segmented word (a treebank's, a NER set's) as pretraining text has it: the
+        whole chain for space-delimited languages, normalisation only after a segmenter."""
+        if self.seg is None:
+            return self(word).split()
+        return self._segmented([word]).split()
 
     def batch(self, lines: Iterable[str]) -> list[str]:
         """Same as ``[self(l) for l in lines]``; one segmenter call per batch (Stanford: one JVM)."""
@@ -75,7 +87,7 @@ class LineTokenizer:
         keep = [i for i, line in enumerate(cleaned) if line]
         out = [""] * len(lines)
         for i, words in zip(keep, self.seg.segment_lines([cleaned[i] for i in keep])):
-            out[i] = self._finish(" ".join(words))
+            out[i] = self._segmented(words)
         return out
 
 
