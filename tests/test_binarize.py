@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fairseq.data import Dictionary, data_utils
 
-from xling.binarize import binarize
+from xling.binarize import binarize, binarize_variant
 from xling.errors import InputError
 
 
@@ -96,3 +96,43 @@ def test_multilingual_masked_lm_task_loads_it(bin_dir, bpe_dir):
     n_tokens = sum(len(line.split()) + 1 for l in ("en", "fr")
                    for line in (bpe_dir / f"{l}.valid.bpe").read_text().splitlines())
     assert len(ds) >= n_tokens // 33 > 0
+
+
+def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
+    """A second switched copy brings a token the first lacks: the shared dictionary counts every
+    copy, each copy is binarised with it, and fairseq trains epoch k on copy k mod n."""
+    from xling.pretrain.command import data_path
+    from xling.pretrain.inprocess import build
+    from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN
+    from xling.pretrain.command import fairseq_train_command
+
+    bpe = tmp_path / "bpe"
+    bpe.mkdir()
+    for f in bpe_dir.iterdir():
+        (bpe / f.name).write_text(f.read_text())
+    (bpe / "en.train.v1.bpe").write_text("the chien@@ s Paris\n" * 40)
+    (bpe / "fr.train.v1.bpe").write_text("le dog Paris\n" * 40)
+    out = tmp_path / "bin"
+    binarize(bpe, out, ["en", "fr"], variants=2)
+    d = Dictionary.load(str(out / "dict.txt"))
+    assert "chien@@" in d.indices and "dog" in d.indices
+    binarize_variant(out / "dict.txt", bpe, ["en", "fr"], 1, out / "v1")
+    assert sorted(p.name for p in (out / "v1").iterdir()) == ["en", "fr"]
+    ds = data_utils.load_indexed_dataset(str(out / "v1" / "en" / "train"), d)
+    assert d.string(ds[0]) == "the chien@@ s Paris" and len(ds) == 40
+    with pytest.raises(InputError, match="copy 2 of en"):
+        binarize_variant(out / "dict.txt", bpe, ["en"], 2, out / "v2")
+
+    cmd = fairseq_train_command([out, out / "v1"], tmp_path / "ck", {"separate": {"embeddings": False, "layers": 0}},
+                                dict(TINY_MODEL, tokens_per_sample=16), TINY_PRETRAIN, ["en", "fr"], 0, True)
+    assert cmd[1] == data_path([out, out / "v1"])
+    _, task, _, _ = build(cmd)
+
+    def train_tokens(epoch):
+        task.load_dataset("train", epoch=epoch)
+        ds = task.datasets["train"]
+        return {t for i in range(len(ds)) for t in d.string(ds[i]["target"][ds[i]["target"].ne(d.pad())]).split()}
+
+    # targets are the masked positions: over a whole epoch they cover the copy's vocabulary
+    assert "chien@@" in train_tokens(2) and "chien@@" not in train_tokens(1)
+    assert "chien@@" not in train_tokens(3)  # epoch 3 is copy 0 again

@@ -217,6 +217,26 @@ def test_codeswitch_pair_writes_files_and_report(tmp_path):
         assert on_disk["languages"][lang]["max_batch_fraction"] <= 0.15
 
 
+def test_variants_switch_independently(tmp_path):
+    """Each code-switched copy (one per training epoch) draws its own replacements; variant 0 keeps
+    the stream of a single copy, and every copy obeys the cap."""
+    rng = random.Random(3)
+    (tmp_path / "en.txt").write_text("\n".join(_text(rng, VOCAB, 200)) + "\n")
+    (tmp_path / "en-fr.tsv").write_text("".join(f"w{i}\tf{i}\t1\n" for i in range(100)))
+    reports, texts = [], []
+    for k in range(3):
+        out = tmp_path / f"v{k}"
+        reports.append(codeswitch_pair({"en": tmp_path / "en.txt"}, {"en": tmp_path / "en-fr.tsv"}, out, seed=7,
+                                       batch_words=100, variant=k))
+        texts.append((out / "en.train.txt").read_text())
+    assert len(set(texts)) == 3
+    assert [r["variant"] for r in reports] == [0, 1, 2]
+    assert all(r["languages"]["en"]["max_batch_fraction"] <= 0.15 for r in reports)
+    again = codeswitch_pair({"en": tmp_path / "en.txt"}, {"en": tmp_path / "en-fr.tsv"}, tmp_path / "again", seed=7,
+                            batch_words=100)
+    assert (tmp_path / "again" / "en.train.txt").read_text() == texts[0]
+
+
 def test_lowercase_fallback_for_capitalised_words():
     pairs = {("the cat", "le chat"): 1, ("dog", "chien"): 1, ("Paris", "Lutèce"): 1}
     on = PhraseDictionary(pairs, lowercase_fallback=True)

@@ -31,11 +31,12 @@ SPLITS = ("train", "valid", "test")
 PADDING_FACTOR = 8  # fairseq-preprocess' default
 
 
-def language_dictionary(path: Path, workers: int = 1) -> Dictionary:
-    """Token counts of one BPE text file as a fairseq Dictionary (specials first, then tokens by
-    count, ties alphabetically; no padding)."""
+def language_dictionary(paths: Path | list[Path], workers: int = 1) -> Dictionary:
+    """Token counts of one language's BPE text files as a fairseq Dictionary (specials first,
+    then tokens by count, ties alphabetically; no padding)."""
     d = Dictionary()
-    Dictionary.add_file_to_dictionary(str(path), d, tokenize_line, max(1, workers))
+    for path in [paths] if isinstance(paths, (str, Path)) else paths:
+        Dictionary.add_file_to_dictionary(str(path), d, tokenize_line, max(1, workers))
     d.finalize(threshold=-1, nwords=-1, padding_factor=1)
     return d
 
@@ -48,39 +49,55 @@ def shared_dictionary(per_language: list[Dictionary]) -> Dictionary:
     return shared
 
 
-def _preprocess(dict_path: Path, bpe_dir: Path, lang: str, dest: Path, splits, workers: int) -> None:
+def _preprocess(dict_path: Path, files: dict[str, Path], lang: str, dest: Path, workers: int) -> None:
+    """``files``: split -> BPE text, written as ``dest/<split>.{bin,idx}``."""
     cmd = [sys.executable, "-m", "fairseq_cli.preprocess", "--only-source", "--srcdict", str(dict_path),
            "--destdir", str(dest), "--workers", str(max(1, workers)), "--dataset-impl", "mmap"]
-    for split in splits:
-        cmd += [f"--{split}pref", str(bpe_dir / f"{lang}.{split}.bpe")]
+    for split, path in files.items():
+        cmd += [f"--{split}pref", str(path)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"fairseq-preprocess failed for {lang} (exit {res.returncode}):\n{res.stderr[-4000:]}")
 
 
+def variant_train(bpe_dir: Path, lang: str, variant: int) -> Path:
+    """The BPE text of a code-switched copy of ``lang``'s training text (variant 0: the copy the
+    codes were learnt on, ``<lang>.train.bpe``)."""
+    return Path(bpe_dir) / (f"{lang}.train.bpe" if variant == 0 else f"{lang}.train.v{variant}.bpe")
+
+
+def _require(path: Path, what: str) -> None:
+    if not path.is_file():
+        raise InputError(path, None, what, "no such file")
+
+
 def binarize(bpe_dir: Path, out_dir: Path, languages: list[str], workers: int = 1,
-             splits: tuple[str, ...] = SPLITS) -> dict:
+             splits: tuple[str, ...] = SPLITS, variants: int = 1) -> dict:
     """Binarise `<lang>.<split>.bpe` of `bpe_dir` for every language into `out_dir`.
 
+    ``variants`` > 1: the dictionaries also count the code-switched copies of the training text
+    (``<lang>.train.v<k>.bpe``), which :func:`binarize_variant` writes with the same dictionary.
     Everything is built in a temporary folder inside `out_dir`, then moved into place, the shared
     dict.txt last, so a failed run leaves no complete-looking output."""
     bpe_dir, out_dir = Path(bpe_dir), Path(out_dir)
     for lang in languages:
         for split in splits:
-            p = bpe_dir / f"{lang}.{split}.bpe"
-            if not p.is_file():
-                raise InputError(p, None, f"the {split} BPE text of {lang} (bpe stage output)", "no such file")
+            _require(bpe_dir / f"{lang}.{split}.bpe", f"the {split} BPE text of {lang} (bpe stage output)")
+        for k in range(1, variants):
+            _require(variant_train(bpe_dir, lang, k), f"the BPE text of code-switched copy {k} of {lang}")
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / f".binarize.{os.getpid()}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        per_lang = {lang: language_dictionary(bpe_dir / f"{lang}.train.bpe", workers) for lang in languages}
+        per_lang = {lang: language_dictionary([variant_train(bpe_dir, lang, k) for k in range(variants)], workers)
+                    for lang in languages}
         shared = shared_dictionary(list(per_lang.values()))
         shared.save(str(tmp / "dict.txt"))
         for lang, d in per_lang.items():
             d.save(str(tmp / f"dict.{lang}.txt"))
-            _preprocess(tmp / "dict.txt", bpe_dir, lang, tmp / lang, splits, workers)
+            _preprocess(tmp / "dict.txt", {split: bpe_dir / f"{lang}.{split}.bpe" for split in splits}, lang,
+                        tmp / lang, workers)
             (tmp / lang / "dict.txt").unlink()  # fairseq-preprocess copies the dictionary; one is enough
             os.replace(tmp / lang / "preprocess.log", tmp / f"preprocess.{lang}.log")
         for lang in languages:
@@ -96,3 +113,63 @@ def binarize(bpe_dir: Path, out_dir: Path, languages: list[str], workers: int = 
         "dict_size": len(shared),
         "language_vocab": {lang: len(d) - d.nspecial for lang, d in per_lang.items()},
     }
+
+
+def binarize_variant(dict_path: Path, bpe_dir: Path, languages: list[str], variant: int, out_dir: Path,
+                     workers: int = 1) -> None:
+    """Code-switched copy ``variant`` of the training text, binarised with the shared dictionary
+    into ``out_dir/<lang>/train.{bin,idx}``: a data directory fairseq trains an epoch on (its
+    dictionary and validation data come from the first directory of the data path)."""
+    bpe_dir, out_dir = Path(bpe_dir), Path(out_dir)
+    for lang in languages:
+        _require(variant_train(bpe_dir, lang, variant), f"the BPE text of code-switched copy {variant} of {lang}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".binarize.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        for lang in languages:
+            _preprocess(Path(dict_path), {"train": variant_train(bpe_dir, lang, variant)}, lang, tmp / lang, workers)
+            (tmp / lang / "dict.txt").unlink()
+            (tmp / lang / "preprocess.log").unlink()
+        for lang in languages:
+            if (out_dir / lang).exists():
+                shutil.rmtree(out_dir / lang)
+            os.replace(tmp / lang, out_dir / lang)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _link(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # no hard links on this file system
+        shutil.copyfile(src, dst)
+
+
+def alias_language(mono_dir: Path, lang: str, alias: str, out_dir: Path) -> None:
+    """A two-language data directory whose languages ``lang`` and ``alias`` both read the
+    monolingual ``mono_dir`` (hard links, no copy): Figure 7's bilingual en-en′ model is "trained
+    on English data but with separate embeddings", one language id per copy."""
+    mono_dir, out_dir = Path(mono_dir), Path(out_dir)
+    _require(mono_dir / "dict.txt", f"the binarised monolingual {lang} data (binarize_mono output)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".alias.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        for name in (lang, alias):
+            (tmp / name).mkdir()
+            for split in SPLITS:
+                for ext in ("bin", "idx"):
+                    _link(mono_dir / lang / f"{split}.{ext}", tmp / name / f"{split}.{ext}")
+            _link(mono_dir / f"dict.{lang}.txt", tmp / f"dict.{name}.txt")
+        for name in (lang, alias):
+            if (out_dir / name).exists():
+                shutil.rmtree(out_dir / name)
+            os.replace(tmp / name, out_dir / name)
+            os.replace(tmp / f"dict.{name}.txt", out_dir / f"dict.{name}.txt")
+        _link(mono_dir / "dict.txt", tmp / "dict.txt")
+        os.replace(tmp / "dict.txt", out_dir / "dict.txt")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

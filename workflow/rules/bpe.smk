@@ -19,8 +19,8 @@ def bpe_inputs(wc):
     for lang in (wc.src, wc.tgt):
         for split in BPE_SPLITS:
             d[f"{lang}_{split}"] = f"{R}/corpus/{lang}/{domains[lang]}.{split}.txt"
-        if st["codeswitch"]:
-            d[f"{lang}_train"] = f"{R}/codeswitch/{wc.src}-{wc.tgt}/{lang}.train.txt"
+        if st["codeswitch"]:  # codes are learnt on the first switched copy
+            d[f"{lang}_train"] = f"{R}/codeswitch/{wc.src}-{wc.tgt}/v0/{lang}.train.txt"
     return d
 
 
@@ -33,7 +33,7 @@ rule bpe:
         texts=[f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/{l}.{s}.bpe" for l in ("{src}", "{tgt}") for s in BPE_SPLITS],
     wildcard_constraints:
         src=SRC,
-        tgt="|".join(TARGETS),
+        tgt="|".join(DATA_TARGETS),
     log:
         f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.log",
     params:
@@ -47,6 +47,31 @@ rule bpe:
         **res("bpe"),
     script:
         "../scripts/bpe_build.py"
+
+
+rule bpe_variant:
+    """Another code-switched copy of a language's training text, segmented with the codes learnt
+    on the first."""
+    input:
+        manifest=f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/bpe.json",
+        text=f"{R}/codeswitch/{{src}}-{{tgt}}/v{{variant}}/{{lang}}.train.txt",
+    output:
+        f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/{{lang}}.train.v{{variant}}.bpe",
+    wildcard_constraints:
+        src=SRC,
+        tgt="|".join(DATA_TARGETS),
+        variant=r"[1-9]\d*",
+    log:
+        f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.{{lang}}.v{{variant}}.log",
+    params:
+        lang=lambda wc: wc.lang,
+    conda:
+        "../../envs/corpus.yaml"
+    threads: threads_of("bpe")
+    resources:
+        **res("bpe"),
+    script:
+        "../scripts/bpe_variant.py"
 
 
 def mono_corpus(wc):

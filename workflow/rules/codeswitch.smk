@@ -1,5 +1,6 @@
 # Bilingual dictionaries (both directions from one source) and code-switched training text for
-# the Extra-anchors setting.
+# the Extra-anchors setting: codeswitch.variants independently switched copies (v0, v1, ...),
+# one job each; pretraining trains epoch k on copy k mod variants.
 
 
 def dict_inputs(wc):
@@ -19,7 +20,7 @@ rule bilingual_dict:
         rev=f"{R}/dict/{{tgt}}-{{src}}.tsv",
     wildcard_constraints:
         src=SRC,
-        tgt="|".join(TARGETS),
+        tgt="|".join(DATA_TARGETS),
     log:
         f"{LOGS}/dict/{{src}}-{{tgt}}.log",
     params:
@@ -48,16 +49,18 @@ rule codeswitch:
     input:
         unpack(codeswitch_inputs),
     output:
-        report=f"{R}/codeswitch/{{src}}-{{tgt}}/report.json",
-        src_text=f"{R}/codeswitch/{{src}}-{{tgt}}/{{src}}.train.txt",
-        tgt_text=f"{R}/codeswitch/{{src}}-{{tgt}}/{{tgt}}.train.txt",
+        report=f"{R}/codeswitch/{{src}}-{{tgt}}/v{{variant}}/report.json",
+        src_text=f"{R}/codeswitch/{{src}}-{{tgt}}/v{{variant}}/{{src}}.train.txt",
+        tgt_text=f"{R}/codeswitch/{{src}}-{{tgt}}/v{{variant}}/{{tgt}}.train.txt",
     wildcard_constraints:
         src=SRC,
-        tgt="|".join(TARGETS),
+        tgt="|".join(DATA_TARGETS),
+        variant=r"\d+",
     log:
-        f"{LOGS}/codeswitch/{{src}}-{{tgt}}.log",
+        f"{LOGS}/codeswitch/{{src}}-{{tgt}}.v{{variant}}.log",
     params:
         languages=lambda wc: [wc.src, wc.tgt],
+        variant=lambda wc: int(wc.variant),
         seed=config["codeswitch"]["seed"],
         replace_prob=config["codeswitch"]["replace_prob"],
         max_fraction=config["codeswitch"]["max_fraction"],

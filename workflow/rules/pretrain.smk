@@ -14,18 +14,29 @@ def pretrain_languages(pair):
 
 def mono_data_lang(model):
     """en_prime is English again with another seed: it trains on en's data."""
-    return model.removesuffix("_prime")
+    return xcfg.data_language(model)
+
+
+def pretrain_data_dirs(w):
+    """Binarised data of a bilingual job: the pair's directory (Table 1 rows with equal BPE share
+    it), then one per further code-switched copy; en-en_prime reads the monolingual English data."""
+    if xcfg.is_prime(w.pair):
+        return [f"{R}/bin/mono/{w.pair}"]
+    base = f"{R}/bin/{canonical(w.setting)}/{w.pair}"
+    return [base] + [f"{base}/v{k}" for k in switched_copies(w.setting)]
 
 
 rule pretrain:
     input:
-        dictionary=lambda w: f"{R}/bin/{canonical(w.setting)}/{w.pair}/dict.txt",
+        dictionary=lambda w: f"{pretrain_data_dirs(w)[0]}/dict.txt",
+        copies=lambda w: [f"{d}/{l}/train.bin" for d in pretrain_data_dirs(w)[1:] for l in pair_langs(w.pair)],
     output:
         done=f"{R}/pretrain/{{setting}}/{{pair}}/done.json",
         best=f"{R}/pretrain/{{setting}}/{{pair}}/checkpoint_best.pt",
     log:
         f"{LOGS}/pretrain/{{setting}}/{{pair}}.log",
     params:
+        data_dirs=pretrain_data_dirs,
         setting=lambda w: setting(w.setting),
         model=config["model"],
         pretrain=config["pretrain"],
@@ -49,11 +60,12 @@ rule pretrain_mono:
     log:
         f"{LOGS}/pretrain/mono/{{mono}}.log",
     params:
+        data_dirs=lambda w: [f"{R}/bin/mono/{mono_data_lang(w.mono)}"],
         setting=PRETRAIN_NO_SEPARATION,
         model=config["model"],
         pretrain=config["pretrain"],
         languages=lambda w: [mono_data_lang(w.mono)],
-        seed=lambda w: config["monolingual"]["en_prime_seed"] if w.mono.endswith("_prime") else None,
+        seed=lambda w: config["monolingual"]["en_prime_seed"] if xcfg.is_prime(w.mono) else None,
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
@@ -64,6 +76,6 @@ rule pretrain_mono:
 
 
 def pretrain_targets():
-    return [f"{R}/pretrain/{s}/{p}/done.json" for s in SETTINGS for p in PAIRS] + [
+    return [f"{R}/pretrain/{s}/{p}/done.json" for s, p in BILINGUAL] + [
         f"{R}/pretrain/mono/{m}/done.json" for m in MONO
     ]

@@ -2,8 +2,8 @@
 
 input:  named `<lang>_train` (tokenised train text) and `<lang>_dict` (TSV from <lang> to the
         other language) for both languages
-params: languages (ordered), seed, replace_prob, max_fraction, batch_words, max_phrase_words,
-        lowercase_fallback
+params: languages (ordered), variant (which switched copy), seed, replace_prob, max_fraction,
+        batch_words, max_phrase_words, lowercase_fallback
 output: report = R/codeswitch/<pair>/report.json (the <lang>.train.txt files live beside it)
 """
 
@@ -27,7 +27,7 @@ def main(sm) -> None:
         Path(sm.output.report).parent, seed=int(p.seed), replace_prob=float(p.replace_prob),
         max_fraction=float(p.max_fraction), batch_words=int(p.batch_words),
         max_phrase_words=int(p.get("max_phrase_words", 4)),
-        lowercase_fallback=bool(p.get("lowercase_fallback", True)))
+        lowercase_fallback=bool(p.get("lowercase_fallback", True)), variant=int(p.variant))
     log_result(sm, {lang: {k: st[k] for k in ("words", "replaced_words", "rate_of_dictionary_words",
                                               "capped_batches")}
                     for lang, st in report["languages"].items()})

@@ -33,21 +33,27 @@ def build_dictionary(kind: str, source: Path, src_lang: str, tgt_lang: str, out_
     return {"pairs": n, "source_entries": len({a for a, _ in pairs}), "target_entries": len({b for _, b in pairs})}
 
 
+def variant_seed(seed: int, lang: str, variant: int) -> str:
+    """The random stream of one language's switched copy: each variant switches independently."""
+    return f"{seed}:{lang}" if variant == 0 else f"{seed}:{lang}:{variant}"
+
+
 def codeswitch_pair(train: dict[str, Path], dicts: dict[str, Path], out_dir: Path, seed: int,
                     replace_prob: float = 0.3, max_fraction: float = 0.15, batch_words: int = 4096,
-                    max_phrase_words: int = 4, lowercase_fallback: bool = True) -> dict:
+                    max_phrase_words: int = 4, lowercase_fallback: bool = True, variant: int = 0) -> dict:
     """Code-switch each language's training text with its dictionary towards the other language.
 
     train: lang -> tokenised train text; dicts: lang -> TSV whose source side is that language.
-    Each language gets its own random stream (seeded by seed and language). With
-    `lowercase_fallback`, capitalised (sentence-initial) words also match lowercase entries."""
+    Each language gets its own random stream (seeded by seed, language and ``variant``: the
+    copies pretraining cycles through by epoch). With `lowercase_fallback`, capitalised
+    (sentence-initial) words also match lowercase entries."""
     out_dir = Path(out_dir)
-    report = {"seed": seed, "replace_prob": replace_prob, "max_fraction": max_fraction,
+    report = {"seed": seed, "variant": variant, "replace_prob": replace_prob, "max_fraction": max_fraction,
               "batch_words": batch_words, "max_phrase_words": max_phrase_words,
               "lowercase_fallback": lowercase_fallback, "languages": {}}
     for lang, path in train.items():
         dictionary = PhraseDictionary(read_dict(dicts[lang]), max_phrase_words, lowercase_fallback)
-        stats = codeswitch_file(path, out_dir / f"{lang}.train.txt", dictionary, f"{seed}:{lang}",
+        stats = codeswitch_file(path, out_dir / f"{lang}.train.txt", dictionary, variant_seed(seed, lang, variant),
                                 replace_prob, max_fraction, batch_words)
         stats["dictionary_entries"] = len(dictionary)
         report["languages"][lang] = stats
