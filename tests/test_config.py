@@ -92,7 +92,26 @@ def test_analysis_cross_checks():
 
 
 def test_analysis_targets():
-    assert xcfg.analysis_targets(PAPER) == ["fr", "de", "ru", "zh"]  # no en' without paraphrases
+    # the paper config back-translates en' from the 15-way French; the demo reads the testbed's file
+    assert xcfg.en_prime_source(PAPER) == "backtranslation"
+    assert xcfg.analysis_targets(PAPER) == ["en_prime", "fr", "de", "ru", "zh"]
     demo = xcfg.merge(copy.deepcopy(PAPER), DEMO)
+    assert xcfg.en_prime_source(demo) == "download"
     assert xcfg.analysis_targets(demo) == ["en_prime", "fr", "de", "ru", "zh"]
+    none = xcfg.merge(copy.deepcopy(PAPER), {"analysis": {"backtranslation": None}})
+    assert xcfg.analysis_targets(none) == ["fr", "de", "ru", "zh"]  # no en' column at all
+    # Figure 7's bilingual models: every Section 5 pair (en-de too) and en-en' with separate embeddings
+    assert xcfg.figure7_pairs(PAPER) == ["en-en_prime", "en-fr", "en-de", "en-ru", "en-zh"]
+    extra = xcfg.bilingual_models(PAPER)[30:]
+    assert extra == [("sep_emb", "en-en_prime"), ("default", "en-de")]
+    assert xcfg.data_pairs(PAPER) == ["en-fr", "en-ru", "en-zh", "en-de"]
+
+
+def test_en_prime_from_one_source_only():
+    both = xcfg.merge(copy.deepcopy(PAPER), {"analysis": {"en_paraphrase": "xnli_15way"}})
+    with pytest.raises(ConfigError, match="either from a ready file"):
+        xcfg.validate(both)
+    bad = xcfg.merge(copy.deepcopy(PAPER), {"analysis": {"prime_setting": "sep_everything"}})
+    with pytest.raises(ConfigError, match="'analysis.prime_setting': 'sep_everything' is not a row"):
+        xcfg.validate(bad)
     assert xcfg.tatoeba_ids("zh") == ("tatoeba_cmn", "tatoeba_cmn_eng")

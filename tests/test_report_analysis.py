@@ -11,10 +11,12 @@ import pytest
 from xling.report.analysis_figures import (
     analysis_tables_md,
     cka_grid,
+    cka_retrieval_correlation,
     check_figure7,
     figure6,
     figure7,
     layer_average,
+    pearson,
 )
 
 LAYERS = list(range(9))  # L0 (embeddings) .. L8
@@ -139,6 +141,34 @@ def test_both_sections_together(fig6, fig7):
     assert md.index("P@1") < md.index("**Monolingual**")
     with pytest.raises(ValueError, match="neither"):
         analysis_tables_md([], [])
+
+
+def test_pearson_definition():
+    xs, ys = [1.0, 2.0, 3.0, 5.0], [2.0, 1.0, 4.0, 3.0]
+    mx, my = np.mean(xs), np.mean(ys)
+    cov = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    expected = cov / np.sqrt(sum((x - mx) ** 2 for x in xs) * sum((y - my) ** 2 for y in ys))
+    assert pearson(xs, ys) == pytest.approx(expected)
+    assert pearson(xs, [2 * x + 1 for x in xs]) == pytest.approx(1.0)
+    assert pearson(xs, [-x for x in xs]) == pytest.approx(-1.0)
+    assert pearson([1, 1, 1], [1, 2, 3]) is None and pearson([1, 2], [3, 4]) is None
+
+
+def test_cka_retrieval_correlation_per_pair():
+    """Computed on the monolingual CKA and the aligned P@1 of the same layers; pairs without both
+    results (en-en' has no retrieval) and layers missing on one side are left out."""
+    cka = [0.9, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4]
+    fr6 = {**_fig6("en-fr", "fr"), "p_at_1": [100 * c - 20 for c in cka]}
+    zh6 = {**_fig6("en-zh", "zh"), "p_at_1": [50.0, None] + [10 * c for c in reversed(cka[2:])]}
+    fr7, zh7 = _fig7("en-fr"), _fig7("en-zh")
+    fr7["cka"]["monolingual"] = cka
+    zh7["cka"]["monolingual"] = cka
+    rows = cka_retrieval_correlation([zh6, fr6], [fr7, zh7, _fig7("en-en_prime")])
+    assert [(p, n) for p, _, n in rows] == [("en-fr", 9), ("en-zh", 8)]
+    assert rows[0][1] == pytest.approx(1.0)
+    assert rows[1][1] == pytest.approx(pearson([cka[0]] + cka[2:], [50.0] + [10 * c for c in reversed(cka[2:])]))
+    md = analysis_tables_md([fr6, zh6], [fr7, zh7])
+    assert "over 0.9 for every pair" in md and _rows(md, "Pearson")["r"][0] == "1.00"
 
 
 def test_layer_average_and_grid():

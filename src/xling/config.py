@@ -117,13 +117,24 @@ def _cross_check(cfg: dict) -> Iterable[str]:
                f"settings ({', '.join(cfg['settings'])})")
     if a["en_paraphrase"] is not None and a["en_paraphrase"] not in cfg["downloads"]:
         yield f"config key 'analysis.en_paraphrase': {a['en_paraphrase']!r} is not a key of downloads"
+    if a.get("prime_setting") is not None and a["prime_setting"] not in cfg["settings"]:
+        yield (f"config key 'analysis.prime_setting': {a['prime_setting']!r} is not a row of settings "
+               f"({', '.join(cfg['settings'])})")
+    bt = a.get("backtranslation")
+    if bt is not None:
+        if a["en_paraphrase"] is not None:
+            yield ("config key 'analysis.backtranslation': en′ comes either from a ready file "
+                   "(analysis.en_paraphrase) or from back-translation; set the other one to null")
+        for rid in bt["model_files"]:
+            if rid not in cfg["downloads"]:
+                yield f"config key 'analysis.backtranslation.model_files': {rid!r} is not a key of downloads"
     mono = cfg["monolingual"]["languages"]
     if mono and cfg["source_language"] not in mono:
         yield (f"config key 'monolingual.languages': the Section 5 analyses compare every model with the "
                f"source language's, so {cfg['source_language']!r} must be among them")
     needed = ["xnli_15way"] if analysis_targets(cfg) else []
     for lang in analysis_targets(cfg):
-        if not lang.endswith("_prime"):
+        if not is_prime(lang):
             needed += tatoeba_ids(lang)
     for rid in needed:
         if rid not in cfg["downloads"]:
@@ -164,12 +175,70 @@ def cell_from_id(task_cfg: dict, ident: str) -> dict[str, Any]:
     raise ConfigError(f"no grid cell {ident!r} in {[hp_id(c) for c in grid_cells(task_cfg)]}")
 
 
+PRIME = "_prime"  # en_prime: English again (another seed, or the en′ side of Figure 7)
+
+
+def prime(lang: str) -> str:
+    return f"{lang}{PRIME}"
+
+
+def is_prime(name: str) -> bool:
+    return name.endswith(PRIME)
+
+
+def data_language(name: str) -> str:
+    """The language whose data a model name or language id reads: en_prime reads English."""
+    return name.removesuffix(PRIME)
+
+
 def monolingual_models(cfg: dict) -> list[str]:
     """Section 5's monolingual models: one per language plus en_prime (English, another seed)."""
     models = list(cfg["monolingual"]["languages"])
     if cfg["source_language"] in models:
-        models.append(f"{cfg['source_language']}_prime")
+        models.append(prime(cfg["source_language"]))
     return models
+
+
+def en_prime_source(cfg: dict) -> str | None:
+    """Where Figure 7's en′ sentences come from: 'download' (a ready line-aligned file,
+    analysis.en_paraphrase), 'backtranslation' (analysis.backtranslation), or None (no en′)."""
+    a = cfg["analysis"]
+    if a.get("en_paraphrase") is not None:
+        return "download"
+    if a.get("backtranslation") is not None:
+        return "backtranslation"
+    return None
+
+
+def figure7_pairs(cfg: dict) -> list[str]:
+    """The en-X pairs whose bilingual model Figure 7 compares (every Section 5 language, en-de
+    included although Table 1 has no en-de row), plus en-en_prime when en′ exists."""
+    a, src = cfg["analysis"], cfg["source_language"]
+    if a.get("bilingual_setting") is None:
+        return []
+    pairs = [f"{src}-{lang}" for lang in cfg["monolingual"]["languages"] if lang != src]
+    if en_prime_source(cfg) is not None and a.get("prime_setting") is not None:
+        pairs.insert(0, f"{src}-{prime(src)}")
+    return pairs
+
+
+def bilingual_models(cfg: dict) -> list[tuple[str, str]]:
+    """(setting, pair) of every bilingual pretraining job: Table 1's settings x pairs, then
+    Figure 7's bilingual models that Table 1 does not train (en-de; en-en_prime with
+    analysis.prime_setting's parameter sharing)."""
+    out = [(s, p) for s in cfg["settings"] for p in cfg["pairs"]]
+    a = cfg["analysis"]
+    for pair in figure7_pairs(cfg):
+        setting = a["prime_setting"] if is_prime(pair) else a["bilingual_setting"]
+        if (setting, pair) not in out:
+            out.append((setting, pair))
+    return out
+
+
+def data_pairs(cfg: dict) -> list[str]:
+    """Pairs whose BPE and binarised data the workflow builds (en-en_prime reuses the
+    monolingual English data instead)."""
+    return list(dict.fromkeys(p for _, p in bilingual_models(cfg) if not is_prime(p)))
 
 
 def digest(obj: Any) -> str:
@@ -179,11 +248,11 @@ def digest(obj: Any) -> str:
 
 def analysis_targets(cfg: dict) -> list[str]:
     """Languages the source is compared with in Figures 6-7: each other monolingual model's
-    language, and ``<src>_prime`` (en') when its paraphrases are configured (Figure 7 only)."""
+    language, and ``<src>_prime`` (en') when en′ sentences are configured (Figure 7 only)."""
     src = cfg["source_language"]
     out = [lang for lang in cfg["monolingual"]["languages"] if lang != src]
-    if cfg["analysis"]["en_paraphrase"] is not None:
-        out.insert(0, f"{src}_prime")
+    if en_prime_source(cfg) is not None:
+        out.insert(0, prime(src))
     return out
 
 

@@ -5,7 +5,8 @@
 
 AN = config["analysis"]
 AN_TARGETS = xcfg.analysis_targets(config)  # e.g. en_prime, fr, de, ru, zh
-AN_RETRIEVAL = [t for t in AN_TARGETS if not t.endswith("_prime")]  # Tatoeba has no en' side
+AN_RETRIEVAL = [t for t in AN_TARGETS if not xcfg.is_prime(t)]  # Tatoeba has no en' side
+EN_PRIME_SOURCE = xcfg.en_prime_source(config)  # download | backtranslation | None
 
 
 def mono_model_files(model):
@@ -19,20 +20,66 @@ def mono_model_files(model):
 
 
 def bilingual_pair(target):
-    """The Table 1 pair whose bilingual model Figure 7 compares, or None (no such model trained)."""
+    """The pair whose bilingual model Figure 7 compares (pretrained for every Section 5 target,
+    see xcfg.figure7_pairs), or None when the config trains none."""
     pair = f"{SRC}-{target}"
-    return pair if AN["bilingual_setting"] is not None and pair in PAIRS else None
+    return pair if pair in xcfg.figure7_pairs(config) else None
 
 
 def bilingual_files(target):
-    pair, s = bilingual_pair(target), AN["bilingual_setting"]
+    pair = bilingual_pair(target)
     if pair is None:
         return {}
+    if xcfg.is_prime(target):  # English data under two language ids, English BPE
+        return {
+            "bi_checkpoint": f"{R}/pretrain/{AN['prime_setting']}/{pair}/checkpoint_best.pt",
+            "bi_dictionary": f"{R}/bin/mono/{pair}/dict.txt",
+            "bi_bpe": f"{R}/bpe/mono/{SRC}/bpe.json",
+        }
+    s = AN["bilingual_setting"]
     return {
         "bi_checkpoint": f"{R}/pretrain/{s}/{pair}/checkpoint_best.pt",
         "bi_dictionary": f"{R}/bin/{canonical(s)}/{pair}/dict.txt",
         "bi_bpe": f"{R}/bpe/{canonical(s)}/{pair}/bpe.json",
     }
+
+
+EN_PRIME_TEXT = f"{R}/analysis/en_prime/xnli.15way.{xcfg.prime(SRC)}.txt"
+
+
+def en_prime_sentences():
+    """Figure 7's en' sentences: a ready download, or the back-translation rule's output."""
+    if EN_PRIME_SOURCE == "download":
+        return downloaded(AN["en_paraphrase"])
+    return EN_PRIME_TEXT
+
+
+if EN_PRIME_SOURCE == "backtranslation":
+    BT = AN["backtranslation"]
+
+    rule backtranslate:
+        """en': the pivot column of XNLI-15way (human translations of the English rows) translated
+        back into English with a pretrained MT model (paper 5.2: en-fr-en')."""
+        input:
+            way15=downloaded("xnli_15way"),
+            model=[downloaded(rid) for rid in BT["model_files"]],
+        output:
+            EN_PRIME_TEXT,
+        log:
+            f"{LOGS}/analysis/backtranslate.log",
+        params:
+            pivot=BT["pivot"],
+            rows=AN["cka_sentences"],
+            beams=BT["beams"],
+            batch_size=BT["batch_size"],
+            max_new_tokens=BT["max_new_tokens"],
+        conda:
+            "../../envs/fairseq.yaml"
+        threads: threads_of("analysis")
+        resources:
+            **res("analysis"),
+        script:
+            "../scripts/backtranslate.py"
 
 
 rule analysis_retrieval:
@@ -68,7 +115,7 @@ rule analysis_cka:
         unpack(lambda w: {**mono_model_files(SRC), **mono_model_files(w.target), **bilingual_files(w.target),
                           **segmenter_inputs(mono_data_lang(w.target))}),
         way15=downloaded("xnli_15way"),
-        paraphrase=lambda w: [downloaded(AN["en_paraphrase"])] if w.target.endswith("_prime") else [],
+        paraphrase=lambda w: [en_prime_sentences()] if xcfg.is_prime(w.target) else [],
     output:
         result=f"{R}/analysis/cka/{SRC}-{{target}}.json",
     wildcard_constraints:

@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 
 from xling.analysis.run import ModelSpec, fifteen_way, read_lines, run_cka, run_retrieval
+from xling.config import data_language, is_prime
 from xling.preprocess.tokenize import TokenizeSettings
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
@@ -25,7 +26,7 @@ def main(sm) -> None:
     torch.set_num_threads(max(1, int(sm.threads)))
     device = "cuda" if int(sm.resources.get("gpu", 0) or 0) > 0 and torch.cuda.is_available() else "cpu"
     src, target = p.source, p.target
-    tgt_lang = target.removesuffix("_prime")  # en' is read by an English model
+    tgt_lang = data_language(target)  # en' is read by an English model
     # raw sentences are tokenised exactly as the pretraining corpus was
     settings = {lang: TokenizeSettings.from_config(sm.config, lang, stanford_home=p.get("stanford_home"))
                 for lang in {src, tgt_lang}}
@@ -38,7 +39,7 @@ def main(sm) -> None:
                       settings, int(a["align_sentences"]), int(a["iterative_norm_steps"]), out, **common)
         return
     n = int(a["cka_sentences"])
-    if target.endswith("_prime"):
+    if is_prime(target):
         en_rows = fifteen_way(Path(sm.input.way15), [src], n)[src]
         x_rows = read_lines(Path(sm.input.paraphrase[0]), n)
     else:
@@ -47,8 +48,9 @@ def main(sm) -> None:
     bi = None
     if p.bilingual_pair is not None:
         bi_ckpt, bi_dict, bi_bpe = (Path(sm.input[k]) for k in ("bi_checkpoint", "bi_dictionary", "bi_bpe"))
+        # the bilingual en-en' model reads en' under its second language id, with English BPE
         bi = (ModelSpec(bi_ckpt, bi_dict.parent, bi_bpe.parent, src),
-              ModelSpec(bi_ckpt, bi_dict.parent, bi_bpe.parent, tgt_lang))
+              ModelSpec(bi_ckpt, bi_dict.parent, bi_bpe.parent, target, text_lang=tgt_lang))
     models = {
         "monolingual": (en, x),
         "bilingual": bi,

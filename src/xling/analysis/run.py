@@ -29,8 +29,13 @@ class ModelSpec:
     checkpoint: Path
     data_dir: Path  # holds the dict.txt of pretraining
     bpe_dir: Path
-    lang: str  # encoder language (its language-specific parts) and BPE language
+    lang: str  # encoder language (its language-specific parts)
     random_init_seed: int | None = None  # same architecture, untrained (Figure 7's random encoder)
+    text_lang: str | None = None  # language of the text and of its BPE, when not ``lang`` (en_prime reads en)
+
+    @property
+    def reads(self) -> str:
+        return self.text_lang or self.lang
 
 
 class Encoders:
@@ -55,8 +60,8 @@ class Encoders:
         from xling.bpe import SubwordTokenizer
         from xling.finetune.text import line_and_word_tokenizers
 
-        lines, _ = line_and_word_tokenizers(self.settings[spec.lang])
-        words_to_subwords = SubwordTokenizer(spec.bpe_dir, spec.lang).words_to_subwords
+        lines, _ = line_and_word_tokenizers(self.settings[spec.reads])
+        words_to_subwords = SubwordTokenizer(spec.bpe_dir, spec.reads).words_to_subwords
         return mean_pooled_layers(self._encoder(spec), spec.lang, sentences, lines, words_to_subwords,
                                   self.max_seq_len, self.batch_size, self.device)
 

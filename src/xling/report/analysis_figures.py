@@ -272,9 +272,45 @@ def figure7_markdown(results: list[dict]) -> str:
     return "\n".join(lines + [f"Parallel sentences: {sizes}."]) + "\n"
 
 
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r (numpy's corrcoef); None with fewer than 3 points or a constant series."""
+    import numpy as np
+
+    if len(xs) != len(ys):
+        raise ValueError(f"pearson: {len(xs)} x values but {len(ys)} y values")
+    if len(xs) < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        return None
+    return float(np.corrcoef(np.asarray(xs, float), np.asarray(ys, float))[0, 1])
+
+
+def cka_retrieval_correlation(fig6: list[dict], fig7: list[dict]) -> list[tuple[str, float | None, int]]:
+    """Per pair with both results: Pearson's r across layers between Figure 7's monolingual CKA and
+    Figure 6's retrieval P@1 (the paper: "over 0.9 Pearson correlation for all four languages
+    pairs"), and the number of layers it is computed over."""
+    cka = {r["pair"]: r for r in check_figure7(fig7)}
+    out = []
+    for r6 in check_figure6(fig6):
+        r7 = cka.get(r6["pair"])
+        if r7 is None or r7["cka"].get("monolingual") is None:
+            continue
+        by_layer = dict(zip(r7["layers"], r7["cka"]["monolingual"]))
+        points = [(by_layer[l], p) for l, p in zip(r6["layers"], r6["p_at_1"])
+                  if p is not None and by_layer.get(l) is not None]
+        out.append((r6["pair"], pearson([c for c, _ in points], [p for _, p in points]), len(points)))
+    return out
+
+
+def correlation_markdown(rows: list[tuple[str, float | None, int]]) -> str:
+    out = ["Pearson's r across layers between the monolingual models' CKA (Figure 7) and their retrieval "
+           "P@1 after alignment (Figure 6); the paper reports over 0.9 for every pair.", ""]
+    out += _md_table(["", *(pair_label(p) for p, _, _ in rows)],
+                     [["r", *(_fmt(r, 2) for _, r, _ in rows)], ["layers", *(str(n) for _, _, n in rows)]])
+    return "\n".join(out) + "\n"
+
+
 def analysis_tables_md(fig6: list[dict], fig7: list[dict]) -> str:
     """Markdown for the README/report: P@1 per layer and pair (1 decimal); CKA per layer, kind and pair,
-    with the Average row (2 decimals). A figure with no results is left out."""
+    with the Average row (2 decimals); their correlation per pair. A figure with no results is left out."""
     if not fig6 and not fig7:
         raise ValueError("analysis tables: expected Figure 6 or Figure 7 results, got neither")
     parts = []
@@ -282,4 +318,7 @@ def analysis_tables_md(fig6: list[dict], fig7: list[dict]) -> str:
         parts.append(figure6_markdown(fig6))
     if fig7:
         parts.append(figure7_markdown(fig7))
+    correlation = cka_retrieval_correlation(fig6, fig7) if fig6 and fig7 else []
+    if correlation:
+        parts.append(correlation_markdown(correlation))
     return "\n".join(parts)
