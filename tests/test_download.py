@@ -24,7 +24,7 @@ from xling.download import (
     missing_licensed,
     safe_extract,
 )
-from xling.download.licensed import needed_licensed, require_licensed
+from xling.download.licensed import needed_licensed, unavailable_ner_targets
 from xling.errors import ConfigError
 
 NO_WAIT = lambda attempt: 0.0  # noqa: E731 - tests must not sleep between retries
@@ -360,8 +360,10 @@ def test_licensed_messages_say_what_where_how(tmp_path):
     assert "en-zh" in levow
     conll_msg = next(m for m in msgs if "conll2003_en" in m)
     assert "eng.testa, eng.testb" in conll_msg and str(conll) in conll_msg and "eng.train," not in conll_msg
-    with pytest.raises(ConfigError, match="missing licensed corpora"):
-        require_licensed(_config(tmp_path, str(conll), None))
+    # the en-zh NER cell cannot run, and says why; en-fr needs nothing licensed
+    unavailable = unavailable_ner_targets(_config(tmp_path, str(conll), None))
+    assert list(unavailable) == ["zh"]
+    assert "Get Levow from SIGHAN." in unavailable["zh"] and "eng.testa, eng.testb" in unavailable["zh"]
     for f in ("eng.testa", "eng.testb"):
         (conll / f).write_text("x")
     lev = tmp_path / "lev"
@@ -369,6 +371,7 @@ def test_licensed_messages_say_what_where_how(tmp_path):
     for f in ("train.txt", "test.txt"):
         (lev / f).write_text("x")
     assert missing_licensed(_config(tmp_path, str(conll), str(lev))) == []
+    assert unavailable_ner_targets(_config(tmp_path, str(conll), str(lev))) == {}
 
 
 def test_licensed_paths_the_workflow_generates_are_not_checked(tmp_path):

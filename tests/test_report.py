@@ -137,3 +137,24 @@ def test_report_workflow_script(finetune_dir, tmp_path):
     runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
     assert sorted(p.name for p in out.iterdir()) == sorted(files)
     assert "| Default | 71.0 | 63.0 | 0.0 |" in (out / "table1.md").read_text(encoding="utf-8")
+
+
+def test_a_column_without_its_licensed_corpus_says_what_it_needs(finetune_dir, tmp_path):
+    """en-ru NER was not run (no licensed data): its cells say so with the instructions, and NER's
+    Delta averages the languages that ran (fr only: No anchors has no fr NER result -> missing)."""
+    out = tmp_path / "report"
+    why = "needs licensed data: put train.txt and test.txt in licensed/levow"
+    table = build_report(finetune_dir, out, SETTINGS, LABELS, PAIRS, TASKS, top_k=2,
+                         unavailable={"ner": {"ru": why}})["table"]
+    md = (out / "table1.md").read_text(encoding="utf-8")
+    assert "| NER (F1) fr | NER (F1) ru | NER (F1) Δ (fr) |" in md
+    assert "| Default | 71.0 | 63.0 | 0.0 | 56.0 | needs licensed data* | 0.0 |" in md
+    assert f"\\* NER (F1) ru: {why}" in md
+    assert table.deltas[("default", "ner")] == 0.0 and table.delta_targets("ner") == ["fr"]
+    tex = (out / "table1.tex").read_text(encoding="utf-8")
+    assert "n/a" in tex and "NER (F1) ru not run" in tex
+    vs = (out / "table1_vs_paper.md").read_text(encoding="utf-8")
+    assert "needs licensed data*" in vs and "Δ reproduced over fr only" in vs
+    # XNLI is untouched: both languages count
+    assert table.delta_targets("xnli") == ["fr", "ru"]
+    assert (out / "figure3.png").stat().st_size > 0

@@ -55,23 +55,47 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), "--", "all")
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout)
-    assert counts["pretrain"] == 30            # 10 settings x 3 pairs
+    # 10 settings x 3 pairs, and Figure 7's bilingual en-de (Default) and en-en' (Sep Emb) models
+    assert counts["pretrain"] == 30 + 2
     assert counts["pretrain_mono"] == 6        # en fr de ru zh + en'
     assert counts["finetune"] == 10 * 3 * (18 + 6 + 6)   # settings x pairs x grid cells
-    # Sep* rows and Default anchors share one BPE/binarised data set per pair
-    assert counts["binarize"] == 5 * 3
-    assert counts["bpe"] == 5 * 3
-    assert counts["codeswitch"] == 3
+    # Sep* rows and Default anchors share one BPE/binarised data set per pair; en-de for Figure 7
+    assert counts["binarize"] == 5 * 3 + 1
+    assert counts["bpe"] == 5 * 3 + 1
+    # en-en' reads the monolingual English data under two language ids
+    assert counts["binarize_prime_pair"] == 1
+    # Extra anchors: 4 independently switched copies per pair; copies 1-3 segmented and binarised
+    assert counts["codeswitch"] == 3 * 4
+    assert counts["bpe_variant"] == 3 * 3 * 2 and counts["binarize_variant"] == 3 * 3
     assert counts["report"] == 1
-    # Section 5: fr de ru zh against en (no en' column: the paper's back-translations are not public)
-    assert counts["analysis_retrieval"] == 4 and counts["analysis_cka"] == 4
+    # Section 5: fr de ru zh against en; CKA also en-en' (back-translated from the 15-way French)
+    assert counts["analysis_retrieval"] == 4 and counts["analysis_cka"] == 5
+    assert counts["backtranslate"] == 1 and counts["download_mt_fr_en_weights"] == 1
     assert counts["analysis_report"] == 1
 
 
-def test_missing_licensed_corpus_stops_planning(tmp_path):
+def test_missing_licensed_corpus_leaves_out_only_its_cells(tmp_path):
+    """Without CoNLL-2003 and the Levow set, the 8 of 9 Table 1 columns that need neither are
+    planned; en-zh NER is left out, with instructions, and Table 1 still gets built."""
     proc = snakemake(tmp_path, "-n", "--cores", "1", "all")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "NER en-zh is left out of this run" in out and "licensed.levow_zh.path is not set" in out
+    counts = job_counts(proc.stdout)
+    assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) - 10 * 6
+    assert "taskdata_ner_levow" not in counts and "taskdata_ner_conll2003" not in counts
+    assert counts["report"] == 1 and counts["pretrain"] == 32
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_pretraining_job_that_cannot_fit_its_runtime_stops_planning(tmp_path, licensed_config):
+    short = tmp_path / "short.yaml"
+    short.write_text("rule_resources:\n  pretrain: {cpus: 40, mem_mb: 400000, runtime: 2880, gpus: 8}\n")
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), str(short), "--", "all")
     assert proc.returncode != 0
-    assert "licensed.levow_zh.path is not set" in proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "pretrain default/en-fr: 416,800 updates x 768 streams x 256 tokens = 8.19e+10 tokens" in out
+    assert "> runtime 48 h" in out and "Raise rule_resources.pretrain.runtime" in out
     assert not (tmp_path / "results").exists()
 
 
@@ -101,7 +125,7 @@ def _slice_config(tmp_path: Path) -> Path:
         "monolingual": {"languages": ["en", "fr"]},
         "analysis": {"align_sentences": 100},
         "preprocess": {"valid_lines": 50, "test_lines": 50, "shards": 2},
-        "pretrain": {"updates_per_epoch": 40, "max_epoch": 1, "save_interval_updates": 40,
+        "pretrain": {"streams_per_epoch_per_gpu": 40 * 32, "max_epoch": 1,
                      "warmup_updates": 20},
         "finetune": {"tasks": ["ner"]},
     }

@@ -21,4 +21,5 @@ build_report(
     baseline=p.baseline,
     source=p.source,
     note=p.note or None,
+    unavailable={task: dict(cells) for task, cells in dict(p.get("unavailable", {})).items()},
 )

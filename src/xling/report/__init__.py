@@ -33,13 +33,16 @@ def build_report(
     baseline: str = "default",
     source: str = "en",
     note: str | None = None,
+    unavailable: dict[str, dict[str, str]] | None = None,
 ) -> dict:
     """Write table1.{md,csv,tex}, table1_vs_paper.{md,csv}, figure3.{png,pdf} into ``out_dir``.
 
-    ``results``: a finetune directory or a list of result.json paths. Returns the Table1 numbers."""
+    ``results``: a finetune directory or a list of result.json paths. ``unavailable``: task ->
+    target language -> why that column was not run (shown in its cells). Returns the Table1 numbers."""
     out_dir = Path(out_dir)
     cells = collect_results(results)
-    table = build_table1(aggregate(cells, top_k), settings, labels, pairs, tasks, baseline, source)
+    missing = {(task, lang): why for task, langs in (unavailable or {}).items() for lang, why in langs.items()}
+    table = build_table1(aggregate(cells, top_k), settings, labels, pairs, tasks, baseline, source, missing)
     header = (note + " " if note else "") + (
         f"Zero-shot transfer from {source}; each cell is the mean target-language score of the best "
         f"{top_k} hyperparameter settings by {source} dev; Δ = average over the languages minus "

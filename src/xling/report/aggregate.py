@@ -5,7 +5,7 @@ column (average over the target languages minus the baseline's)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from xling.report.collect import Cell
@@ -57,6 +57,12 @@ class Table1:
     values: dict[tuple[str, str, str], float | None]  # (setting, task, target) -> score
     deltas: dict[tuple[str, str], float | None]  # (setting, task) -> Delta
     n_cells: dict[tuple[str, str, str], int]
+    # (task, target) -> why the column was not run (e.g. a licensed corpus is missing); its Delta
+    # averages the other targets
+    unavailable: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def delta_targets(self, task: str) -> list[str]:
+        return [lang for lang in self.targets if (task, lang) not in self.unavailable]
 
 
 def _mean(xs: list[float | None]) -> float | None:
@@ -71,9 +77,12 @@ def build_table1(
     tasks: Sequence[str],
     baseline: str = "default",
     source: str = "en",
+    unavailable: dict[tuple[str, str], str] | None = None,
 ) -> Table1:
-    """Rows in ``settings`` order; a cell without results stays None (shown as missing)."""
+    """Rows in ``settings`` order; a cell without results stays None (shown as missing).
+    ``unavailable``: (task, target) columns that were not run, and why; Delta leaves them out."""
     targets = [target_language(p, source) for p in pairs]
+    unavailable = dict(unavailable or {})
     values, counts = {}, {}
     for s in settings:
         for t in tasks:
@@ -83,8 +92,9 @@ def build_table1(
                 counts[(s, t, lang)] = a.n_cells if a else 0
     deltas = {}
     for t in tasks:
-        base = _mean([values[(baseline, t, lang)] for lang in targets]) if baseline in settings else None
+        langs = [lang for lang in targets if (t, lang) not in unavailable]
+        base = _mean([values[(baseline, t, lang)] for lang in langs]) if baseline in settings else None
         for s in settings:
-            avg = _mean([values[(s, t, lang)] for lang in targets])
+            avg = _mean([values[(s, t, lang)] for lang in langs])
             deltas[(s, t)] = None if avg is None or base is None else avg - base
-    return Table1(list(settings), dict(labels), list(tasks), targets, values, deltas, counts)
+    return Table1(list(settings), dict(labels), list(tasks), targets, values, deltas, counts, unavailable)

@@ -29,7 +29,8 @@ def figure3(t: Table1, out_png: Path, out_pdf: Path, title: str | None = None) -
             for p, ok in zip(pos, present):
                 if not ok:  # missing results are marked, not drawn as zero
                     ax.text(p, 0, "×", ha="center", va="bottom", fontsize=7, color="grey")
-        ax.set_xticks(x, [f"en→{lang}" for lang in t.targets])
+        ax.set_xticks(x, [f"en→{lang}" + ("\n(needs licensed data)" if (task, lang) in t.unavailable else "")
+                          for lang in t.targets])
         ax.set_title(TASK_TITLES.get(task, task))
         ax.set_xlim(-0.5, len(t.targets) - 0.5)
         shown = [t.values[(s, task, lang)] for s in t.settings for lang in t.targets]

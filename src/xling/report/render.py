@@ -11,6 +11,7 @@ from xling.report.aggregate import Table1
 
 TASK_TITLES = {"xnli": "XNLI (Acc)", "ner": "NER (F1)", "parsing": "Parsing (LAS)"}
 MISSING = "–"
+UNAVAILABLE = "needs licensed data"
 
 
 def fmt(x: float | None) -> str:
@@ -31,20 +32,36 @@ def _columns(t: Table1) -> list[tuple[str, str | None]]:
     return [(task, lang) for task in t.tasks for lang in [*t.targets, None]]
 
 
-def _cell(t: Table1, setting: str, task: str, lang: str | None) -> str:
+def _cell(t: Table1, setting: str, task: str, lang: str | None, unavailable: str = UNAVAILABLE + "*") -> str:
+    if lang and (task, lang) in t.unavailable:
+        return unavailable
     return fmt(t.values[(setting, task, lang)]) if lang else fmt_delta(t.deltas[(setting, task)])
+
+
+def _header(t: Table1, task: str, lang: str | None) -> str:
+    """Column title; a Delta over fewer languages than the table's says which."""
+    if lang:
+        return f"{TASK_TITLES.get(task, task)} {lang}"
+    langs = t.delta_targets(task)
+    return f"{TASK_TITLES.get(task, task)} Δ" + ("" if langs == t.targets else f" ({', '.join(langs)})")
+
+
+def unavailable_notes(t: Table1) -> list[str]:
+    """One line per column that was not run: which, and what it needs."""
+    return [f"\\* {TASK_TITLES.get(task, task)} {lang}: {why}" for (task, lang), why in sorted(t.unavailable.items())]
 
 
 def table1_markdown(t: Table1, note: str | None = None) -> str:
     out = []
     if note:
         out += [note, ""]
-    head = ["Model"] + [f"{TASK_TITLES.get(task, task)} {lang or 'Δ'}" for task, lang in _columns(t)]
+    head = ["Model"] + [_header(t, task, lang) for task, lang in _columns(t)]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" + "---:|" * (len(head) - 1))
     for s in t.settings:
         out.append("| " + " | ".join([t.labels[s]] + [_cell(t, s, task, lang) for task, lang in _columns(t)]) + " |")
-    return "\n".join(out) + "\n"
+    notes = unavailable_notes(t)
+    return "\n".join(out + ([""] + notes if notes else [])) + "\n"
 
 
 def _col_name(task: str, lang: str | None) -> str:
@@ -78,9 +95,12 @@ def table1_latex(t: Table1, caption: str | None = None) -> str:
     lines.append("Model & " + " & ".join(([*t.targets, r"$\Delta$"]) * len(t.tasks)) + r" \\")
     lines.append(r"\midrule")
     for s in t.settings:
-        cells = [_cell(t, s, task, lang).replace(MISSING, "--") for task, lang in _columns(t)]
+        cells = [_cell(t, s, task, lang, "n/a").replace(MISSING, "--") for task, lang in _columns(t)]
         lines.append(_tex_escape(t.labels[s]) + " & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    if t.unavailable:
+        missing = ", ".join(f"{TASK_TITLES.get(task, task)} {lang}" for task, lang in sorted(t.unavailable))
+        caption = (caption + " " if caption else "") + f"n/a: {missing} not run ({UNAVAILABLE}; see table1.md)."
     if caption:
         lines.append(r"\caption{" + _tex_escape(caption) + "}")
     lines.append(r"\end{table*}")
@@ -139,6 +159,10 @@ def comparison_markdown(t: Table1, rows: list[dict], note: str | None = None) ->
                 r = by[(s, task, c)]
                 f = fmt_delta if c == "delta" else fmt
                 d = MISSING if r["difference"] is None else f"{r['difference']:+.1f}"
-                cells.append(f"{f(r['reproduced'])} / {f(r['published'])} ({d})")
+                ours = UNAVAILABLE + "*" if (task, c) in t.unavailable else f(r["reproduced"])
+                cells.append(f"{ours} / {f(r['published'])} ({d})")
             out.append(f"| {t.labels[s]} | " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+        if t.delta_targets(task) != t.targets:
+            out += ["", f"Δ reproduced over {', '.join(t.delta_targets(task))} only; published over all."]
+    notes = unavailable_notes(t)
+    return "\n".join(out + ([""] + notes if notes else [])) + "\n"
