@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fairseq.data import Dictionary, data_utils
 
-from xling.binarize import binarize, binarize_variant
+from xling.binarize import alias_language, binarize, binarize_variant
 from xling.errors import InputError
 
 
@@ -136,3 +136,22 @@ def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
     # targets are the masked positions: over a whole epoch they cover the copy's vocabulary
     assert "chien@@" in train_tokens(2) and "chien@@" not in train_tokens(1)
     assert "chien@@" not in train_tokens(3)  # epoch 3 is copy 0 again
+
+
+def test_alias_language_reads_the_same_data_under_a_second_id(tmp_path, bpe_dir):
+    """Figure 7's bilingual en-en' model: English data under 'en' and 'en_prime', no copy made."""
+    mono = tmp_path / "mono" / "en"
+    binarize(bpe_dir, mono, ["en"])
+    out = tmp_path / "en-en_prime"
+    alias_language(mono, "en", "en_prime", out)
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["en", "en_prime"]
+    for name in ("en", "en_prime"):
+        for split in ("train", "valid", "test"):
+            built = out / name / f"{split}.bin"
+            assert built.read_bytes() == (mono / "en" / f"{split}.bin").read_bytes()
+            assert built.stat().st_ino == (mono / "en" / f"{split}.bin").stat().st_ino  # a hard link
+        assert (out / f"dict.{name}.txt").read_text() == (mono / "dict.en.txt").read_text()
+    assert (out / "dict.txt").read_text() == (mono / "dict.txt").read_text()
+    assert not list(out.glob(".*tmp"))
+    with pytest.raises(InputError, match="binarize_mono output"):
+        alias_language(tmp_path / "nowhere", "en", "en_prime", tmp_path / "x")

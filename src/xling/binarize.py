@@ -16,11 +16,13 @@ fairseq-preprocess does; the data itself is written by `fairseq-preprocess --onl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from fairseq.data import Dictionary
 from fairseq.tokenizer import tokenize_line
@@ -71,6 +73,27 @@ def _require(path: Path, what: str) -> None:
         raise InputError(path, None, what, "no such file")
 
 
+@contextlib.contextmanager
+def _staging(out_dir: Path) -> Iterator[Path]:
+    """A fresh folder inside ``out_dir`` to build outputs in, removed afterwards: what is moved
+    into place from it is complete, and a failed run leaves nothing that looks finished."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".binarize.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _replace(built: Path, dest: Path) -> None:
+    """Move a built file or folder over what ``dest`` held."""
+    if dest.is_dir():
+        shutil.rmtree(dest)
+    os.replace(built, dest)
+
+
 def binarize(bpe_dir: Path, out_dir: Path, languages: list[str], workers: int = 1,
              splits: tuple[str, ...] = SPLITS, variants: int = 1) -> dict:
     """Binarise `<lang>.<split>.bpe` of `bpe_dir` for every language into `out_dir`.
@@ -85,11 +108,7 @@ def binarize(bpe_dir: Path, out_dir: Path, languages: list[str], workers: int = 
             _require(bpe_dir / f"{lang}.{split}.bpe", f"the {split} BPE text of {lang} (bpe stage output)")
         for k in range(1, variants):
             _require(variant_train(bpe_dir, lang, k), f"the BPE text of code-switched copy {k} of {lang}")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".binarize.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
+    with _staging(out_dir) as tmp:
         per_lang = {lang: language_dictionary([variant_train(bpe_dir, lang, k) for k in range(variants)], workers)
                     for lang in languages}
         shared = shared_dictionary(list(per_lang.values()))
@@ -101,14 +120,9 @@ def binarize(bpe_dir: Path, out_dir: Path, languages: list[str], workers: int = 
             (tmp / lang / "dict.txt").unlink()  # fairseq-preprocess copies the dictionary; one is enough
             os.replace(tmp / lang / "preprocess.log", tmp / f"preprocess.{lang}.log")
         for lang in languages:
-            if (out_dir / lang).exists():
-                shutil.rmtree(out_dir / lang)
-            os.replace(tmp / lang, out_dir / lang)
-            os.replace(tmp / f"dict.{lang}.txt", out_dir / f"dict.{lang}.txt")
-            os.replace(tmp / f"preprocess.{lang}.log", out_dir / f"preprocess.{lang}.log")
-        os.replace(tmp / "dict.txt", out_dir / "dict.txt")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            for name in (lang, f"dict.{lang}.txt", f"preprocess.{lang}.log"):
+                _replace(tmp / name, out_dir / name)
+        _replace(tmp / "dict.txt", out_dir / "dict.txt")
     return {
         "dict_size": len(shared),
         "language_vocab": {lang: len(d) - d.nspecial for lang, d in per_lang.items()},
@@ -123,21 +137,13 @@ def binarize_variant(dict_path: Path, bpe_dir: Path, languages: list[str], varia
     bpe_dir, out_dir = Path(bpe_dir), Path(out_dir)
     for lang in languages:
         _require(variant_train(bpe_dir, lang, variant), f"the BPE text of code-switched copy {variant} of {lang}")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".binarize.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
+    with _staging(out_dir) as tmp:
         for lang in languages:
             _preprocess(Path(dict_path), {"train": variant_train(bpe_dir, lang, variant)}, lang, tmp / lang, workers)
             (tmp / lang / "dict.txt").unlink()
             (tmp / lang / "preprocess.log").unlink()
         for lang in languages:
-            if (out_dir / lang).exists():
-                shutil.rmtree(out_dir / lang)
-            os.replace(tmp / lang, out_dir / lang)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            _replace(tmp / lang, out_dir / lang)
 
 
 def _link(src: Path, dst: Path) -> None:
@@ -153,11 +159,7 @@ def alias_language(mono_dir: Path, lang: str, alias: str, out_dir: Path) -> None
     on English data but with separate embeddings", one language id per copy."""
     mono_dir, out_dir = Path(mono_dir), Path(out_dir)
     _require(mono_dir / "dict.txt", f"the binarised monolingual {lang} data (binarize_mono output)")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".alias.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
+    with _staging(out_dir) as tmp:
         for name in (lang, alias):
             (tmp / name).mkdir()
             for split in SPLITS:
@@ -165,11 +167,7 @@ def alias_language(mono_dir: Path, lang: str, alias: str, out_dir: Path) -> None
                     _link(mono_dir / lang / f"{split}.{ext}", tmp / name / f"{split}.{ext}")
             _link(mono_dir / f"dict.{lang}.txt", tmp / f"dict.{name}.txt")
         for name in (lang, alias):
-            if (out_dir / name).exists():
-                shutil.rmtree(out_dir / name)
-            os.replace(tmp / name, out_dir / name)
-            os.replace(tmp / f"dict.{name}.txt", out_dir / f"dict.{name}.txt")
+            _replace(tmp / name, out_dir / name)
+            _replace(tmp / f"dict.{name}.txt", out_dir / f"dict.{name}.txt")
         _link(mono_dir / "dict.txt", tmp / "dict.txt")
-        os.replace(tmp / "dict.txt", out_dir / "dict.txt")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _replace(tmp / "dict.txt", out_dir / "dict.txt")
