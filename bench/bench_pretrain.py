@@ -26,9 +26,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from xling.pretrain.command import fairseq_train_command
-from xling.pretrain.inprocess import build_trainer
 from xling.pretrain.schedule import train_flops_per_token
-from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+
+# The tiny corpora and the in-process fairseq trainer are test support (tests/support/), not
+# part of the package: put the repository's tests/ on sys.path to import them as the tests do.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.inprocess import build_trainer
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 # dense fp16/bf16 tensor-core peaks (TFLOP/s) for the MFU line
 PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "V100": 125.0}

@@ -10,4 +10,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
-exec "$PY" -m xling.cluster.local_slurm "$@"
+# The harness is test support (tests/support/local_slurm.py), imported as support.local_slurm.
+export PYTHONPATH="$PWD/tests${PYTHONPATH:+:$PYTHONPATH}"
+exec "$PY" -m support.local_slurm "$@"

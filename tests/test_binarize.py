@@ -102,9 +102,10 @@ def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
     """A second switched copy brings a token the first lacks: the shared dictionary counts every
     copy, each copy is binarised with it, and fairseq trains epoch k on copy k mod n."""
     from xling.pretrain.command import data_path
-    from xling.pretrain.inprocess import build
-    from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN
     from xling.pretrain.command import fairseq_train_command
+
+    from support.inprocess import build
+    from support.toy_data import TINY_MODEL, TINY_PRETRAIN
 
     bpe = tmp_path / "bpe"
     bpe.mkdir()

@@ -9,8 +9,9 @@ import yaml
 from xling.errors import ConfigError
 from xling.pretrain.command import cpu_process_commands, fairseq_train_command
 from xling.pretrain.fairseq_plugin import USER_DIR
-from xling.pretrain.inprocess import parse_command
 from xling.pretrain.schedule import schedule
+
+from support.inprocess import parse_command
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())

@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from xling.pretrain.command import fairseq_train_command
-from xling.pretrain.inprocess import build
 from xling.pretrain.sampling import language_sampling_probs
-from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+
+from support.inprocess import build
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 N_TRAIN = {"en": 800, "fr": 200}
 

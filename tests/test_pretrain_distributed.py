@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from xling.pretrain.command import fairseq_train_command
-from xling.pretrain.inprocess import build
-from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+
+from support.inprocess import build
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 SETTINGS = {  # name: (separate embeddings, separate bottom layers)
     "default": (False, 0), "sep_emb": (True, 0), "sep_l1_3": (False, 3), "sep_l1_6": (False, 6),

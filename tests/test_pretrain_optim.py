@@ -39,8 +39,9 @@ def test_fp16_training_path_steps(tmp_path, monkeypatch):
     import torch
 
     from xling.pretrain.command import fairseq_train_command
-    from xling.pretrain.inprocess import build_trainer
-    from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+
+    from support.inprocess import build_trainer
+    from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
     monkeypatch.setattr(torch.cuda, "current_device", lambda: None)
     data = write_toy_data(tmp_path / "bin", ["en", "fr"], n_train=100, seed=4)

@@ -15,7 +15,8 @@ from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.loader import load_encoder
 from xling.pretrain.run import fairseq_env, resolve_executable, run_pretraining
 from xling.pretrain.schedule import schedule
-from xling.pretrain.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """Snakemake through the project's SLURM profile on a real one-machine SLURM (slurm-wlm + munge
-started by xling.cluster.local_slurm). Needs root (installs the packages if missing); skipped
+started by tests/support/local_slurm.py). Needs root (installs the packages if missing); skipped
 otherwise. Each test's jobs are separate SLURM jobs; the test reads their ids from Snakemake's
 output and checks them against squeue, the job logs and the ids the jobs saw themselves.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xling.cluster.local_slurm import CONFIGLESS_LINK, LocalSlurm, SlurmHarnessError, is_root
-from xling.cluster.slurm_run import REPO_ROOT, finish_run, run_workflow_on_slurm, squeue_states
+from support.local_slurm import CONFIGLESS_LINK, LocalSlurm, SlurmHarnessError, is_root
+from support.slurm_run import REPO_ROOT, finish_run, run_workflow_on_slurm, squeue_states
 
 pytestmark = [
     pytest.mark.slurm,

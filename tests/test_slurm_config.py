@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xling.cluster import local_slurm as ls
 from xling.cluster.resources import rule_resources, rule_threads
-from xling.cluster.slurm_run import PROFILES_DIR, REPO_ROOT, parse_submissions, snakemake_command
 from xling.errors import ConfigError, InputError
+
+from support import local_slurm as ls
+from support.slurm_run import PROFILES_DIR, REPO_ROOT, parse_submissions, snakemake_command
 
 SLURMD_C = "NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=24105\nUpTime=0-00:07:49\n"
 

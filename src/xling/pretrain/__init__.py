@@ -5,6 +5,9 @@
   ``xling_mlm`` with per-language embeddings/bottom layers, optimizer ``xling_adam``);
 * ``run``: runs/resumes a job and writes ``done.json`` (workflow/scripts/pretrain.py);
 * ``loader``: ``load_encoder(checkpoint)`` for fine-tuning and analysis;
-* ``sampling``, ``vocab``: the pure maths (language sampling, per-language vocabularies);
-* ``inprocess``, ``toy_data``: fairseq objects in this process and tiny corpora (tests, bench).
+* ``sampling``, ``vocab``: the pure maths (language sampling, per-language vocabularies).
+
+The code that builds fairseq's objects inside the process and writes tiny binarised corpora,
+which only the tests and the benchmark use, lives in ``tests/support/`` (``inprocess``,
+``toy_data``).
 """

@@ -1,5 +1,5 @@
 """Run (a slice of) a Snakemake workflow through the project's SLURM profile and report which
-SLURM jobs it submitted. Used by tests/test_slurm*.py against xling.cluster.local_slurm, and usable
+SLURM jobs it submitted. Used by tests/test_slurm*.py against support.local_slurm, and usable
 by hand against any SLURM whose clients are on PATH.
 
 Snakemake always runs under `timeout -k`: with a status command that cannot see the jobs (sacct
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[2]  # tests/support/slurm_run.py -> the repository
 PROFILES_DIR = REPO_ROOT / "profiles"
 # The real cluster profile, then the overrides for the one-machine test SLURM.
 TEST_PROFILES = (PROFILES_DIR / "slurm", PROFILES_DIR / "slurm-test")

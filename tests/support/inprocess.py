@@ -1,5 +1,6 @@
 """Build fairseq's task/model/criterion/trainer from our ``fairseq-train`` command inside
-this process (tests and the benchmark time and inspect single steps)."""
+this process (tests and the benchmark time and inspect single steps). Test support, not part of
+the shipped package."""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ exist without systemd, no cgroups (proctrack/linuxproc, task/none), no accountin
 plugin must then use `squeue`, and MinJobAge must stay above its status-check threshold), node line
 taken from `slurmd -C`.
 
-CLI: python -m xling.cluster.local_slurm {start,stop,status} DIR   (start prints `export SLURM_CONF=...`)
+CLI: scripts/slurm_cluster.sh {start,stop,status} DIR   (start prints `export SLURM_CONF=...`), which runs
+`python -m support.local_slurm` with tests/ on PYTHONPATH.
 """
 
 from __future__ import annotations

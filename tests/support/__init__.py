@@ -1,0 +1,9 @@
+"""Code that only the tests, the benchmark and scripts/slurm_cluster.sh use, kept out of the
+shipped package ``xling``. Imported as ``support.<module>`` with ``tests/`` on sys.path
+(tests/conftest.py, bench/bench_pretrain.py and scripts/slurm_cluster.sh put it there).
+
+* ``toy_data``: tiny binarised corpora and the ``TINY_MODEL``/``TINY_PRETRAIN`` configs;
+* ``inprocess``: fairseq's task/model/criterion/trainer built inside this process;
+* ``local_slurm``: a throw-away one-machine SLURM (``python -m support.local_slurm``);
+* ``slurm_run``: runs Snakemake through the SLURM profile and reads back the jobs it submitted.
+"""
