@@ -115,3 +115,24 @@ def test_en_prime_from_one_source_only():
     with pytest.raises(ConfigError, match="'analysis.prime_setting': 'sep_everything' is not a row"):
         xcfg.validate(bad)
     assert xcfg.tatoeba_ids("zh") == ("tatoeba_cmn", "tatoeba_cmn_eng")
+
+
+def test_defaults_are_filled_from_the_schema_in_one_place():
+    """An absent optional key gets the schema's default, nested and per row; a given value stays."""
+    cfg = xcfg.merge(copy.deepcopy(PAPER), {})
+    del cfg["pretrain"]["clip_norm"], cfg["codeswitch"]["max_phrase_words"], cfg["preprocess"]["stanford_model"]
+    cfg.pop("taskdata", None)
+    cfg["rule_resources"]["pretrain"].pop("nodes", None)
+    xcfg.validate(cfg)
+    schema = xcfg.schema()["properties"]
+    assert cfg["pretrain"]["clip_norm"] == schema["pretrain"]["properties"]["clip_norm"]["default"] == 5.0
+    assert cfg["codeswitch"]["max_phrase_words"] == 4 and cfg["preprocess"]["stanford_model"] == "pku"
+    # a whole absent section, then its keys
+    assert cfg["taskdata"] == {"ud_splits": {"train": "train", "dev": "dev", "test": "test"}, "levow_dev_fraction": 0.1}
+    # through a $ref (every rule family's resources)
+    assert cfg["rule_resources"]["pretrain"]["nodes"] == 1
+    given = xcfg.merge(copy.deepcopy(PAPER), {"pretrain": {"clip_norm": 1.5}})
+    xcfg.validate(given)
+    assert given["pretrain"]["clip_norm"] == 1.5
+    # every default the schema states is itself valid: a filled minimal config validates
+    assert xcfg.fill_defaults({"taskdata": {}})["taskdata"]["levow_dev_fraction"] == 0.1

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
+from xling import config as xcfg
 from xling.preprocess.moses import MosesPipeline, _required_chars, lowercase_and_remove_accent
 from xling.preprocess.tokenize import TokenizeSettings, tokenize_line
 
@@ -106,8 +107,8 @@ def test_lowercase_and_remove_accent_definition():
 
 
 def test_tokenize_line_from_config_lowercases():
-    config = {"languages": {"fr": {"moses": "fr", "segmenter": "none"}},
-              "preprocess": {"lowercase_and_remove_accent": True}}
+    config = xcfg.fill_defaults({"languages": {"fr": {"moses": "fr", "segmenter": "none"}},
+                                 "preprocess": {"lowercase_and_remove_accent": True}})
     assert tokenize_line("L’Été « chaud »", "fr", config) == "l' ete \" chaud \""
     assert tokenize_line("L’Été", "fr", TokenizeSettings("fr")) == "L' Été"
 

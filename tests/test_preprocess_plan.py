@@ -3,13 +3,13 @@
 from pathlib import Path
 
 import pytest
-import yaml
 
+from xling import config as xcfg
 from xling.preprocess.plan import cc_file, n_shards, uses_stanford, wiki_dump
 from xling.preprocess.segment import SegmenterUnavailable
 from xling.preprocess.tokenize import TokenizeSettings, tokenize_line
 
-CONFIG = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())
+CONFIG = xcfg.load(Path(__file__).resolve().parents[1] / "config" / "config.yaml")
 
 
 def test_n_shards_int_mapping_default():
@@ -29,7 +29,8 @@ def test_download_names_follow_the_urls():
 
 def test_paper_config_settings():
     s = TokenizeSettings.from_config(CONFIG, "zh")
-    assert (s.moses_lang, s.segmenter, s.stanford_model, s.lowercase) == ("zh", "stanford", "pku", False)  # XLM: segment.sh pku
+    # XLM: segment.sh pku
+    assert (s.moses_lang, s.segmenter, s.stanford_model, s.lowercase) == ("zh", "stanford", "pku", False)
     # the paper config segments zh with Stanford; without the segmenter the error says what to do
     with pytest.raises(SegmenterUnavailable, match="segmenter: jieba"):
         tokenize_line("我爱北京", "zh", CONFIG)

@@ -7,11 +7,18 @@ from math import comb
 
 import pytest
 
+import xling.preprocess.split as split_mod
+from xling import config as xcfg
 from xling.errors import InputError
 from xling.preprocess.shards import interleave, split_shards, tokenize_shard
-import xling.preprocess.split as split_mod
-from xling.preprocess.split import (DigestSet, SplitSettings, filter_lines, merge_and_split,
-                                    sample_lines, selection_sample)
+from xling.preprocess.split import (
+    DigestSet,
+    SplitSettings,
+    filter_lines,
+    merge_and_split,
+    sample_lines,
+    selection_sample,
+)
 from xling.preprocess.tokenize import TokenizeSettings
 
 
@@ -30,6 +37,13 @@ def _corpus(n, seed=0, dup_every=10):
 def _write(path, lines):
     path.write_text("".join(l + "\n" for l in lines), encoding="utf-8")
     return path
+
+
+def split_settings(**kw) -> SplitSettings:
+    """The paper config's split settings with some changed."""
+    base = dict(valid_lines=5000, test_lines=5000, min_tokens=1, max_tokens=None, dedup=False, max_train_lines=None,
+                seed=13)
+    return SplitSettings(**{**base, **kw})
 
 
 def _split(tmp_path, shards, s, tag="a", **kw):
@@ -62,7 +76,7 @@ def test_filters_and_dedup():
 def test_split_deterministic_disjoint_deduped_filtered(tmp_path):
     lines = _corpus(600)
     shard = _write(tmp_path / "tok.txt", lines)
-    s = SplitSettings(valid_lines=40, test_lines=30, min_tokens=3, max_tokens=10, dedup=True, seed=5)
+    s = split_settings(valid_lines=40, test_lines=30, min_tokens=3, max_tokens=10, dedup=True, seed=5)
     counts, (train, valid, test) = _split(tmp_path, [shard], s, "a")
     _, again = _split(tmp_path, [shard], s, "b")
     assert [train, valid, test] == again  # same seed -> same files
@@ -80,7 +94,7 @@ def test_split_deterministic_disjoint_deduped_filtered(tmp_path):
 
 def test_train_caps(tmp_path):
     shard = _write(tmp_path / "tok.txt", _corpus(500, dup_every=0))
-    s = SplitSettings(valid_lines=20, test_lines=20, min_tokens=1, max_tokens=100, max_train_lines=100)
+    s = split_settings(valid_lines=20, test_lines=20, min_tokens=1, max_tokens=100, max_train_lines=100)
     _, (train, valid, test) = _split(tmp_path, [shard], s, "a")
     assert len(train) == 100
     _, (train2, _, _) = _split(tmp_path, [shard], s, "b", train_lines=37)
@@ -93,7 +107,7 @@ def test_wiki_cc_train_matches_a_token_count(tmp_path):
     rng = random.Random(3)
     lines = [" ".join(f"w{rng.randrange(1000)}" for _ in range(rng.randrange(20, 40))) for _ in range(3000)]
     shard = _write(tmp_path / "cc.tok.txt", lines)
-    s = SplitSettings(valid_lines=50, test_lines=50)
+    s = split_settings(valid_lines=50, test_lines=50)
     wiki_tokens = 10_000  # e.g. 1,000 Wikipedia lines of ~10 tokens
     counts, (train, valid, test) = _split(tmp_path, [shard], s, "a", train_tokens=wiki_tokens)
     got = sum(len(l.split()) for l in train)
@@ -109,17 +123,16 @@ def test_wiki_cc_train_matches_a_token_count(tmp_path):
 def test_defaults_are_xlms_no_filter_no_dedup(tmp_path):
     """XLM drops empty lines only: a one-word line, a 400-token line and duplicates all stay."""
     lines = ["solo", "a b c", "a b c", " ".join(["x"] * 400)] * 30
-    assert list(filter_lines(lines, SplitSettings().min_tokens, SplitSettings().max_tokens,
-                             SplitSettings().dedup)) == lines
-    assert list(filter_lines(["", "a"], 1, None, False)) == ["a"]
-    s = SplitSettings.from_config({"min_tokens": 1, "max_tokens": None, "dedup": False})
+    s = SplitSettings.from_config(xcfg.load(xcfg.REPO / "config" / "config.yaml")["preprocess"])
     assert (s.min_tokens, s.max_tokens, s.dedup) == (1, None, False)
+    assert list(filter_lines(lines, s.min_tokens, s.max_tokens, s.dedup)) == lines
+    assert list(filter_lines(["", "a"], 1, None, False)) == ["a"]
 
 
 def test_too_small_corpus_is_an_input_error(tmp_path):
     shard = _write(tmp_path / "tok.txt", _corpus(20, dup_every=0))
     with pytest.raises(InputError, match="valid_lines"):
-        _split(tmp_path, [shard], SplitSettings(valid_lines=15, test_lines=15, min_tokens=1))
+        _split(tmp_path, [shard], split_settings(valid_lines=15, test_lines=15, min_tokens=1))
 
 
 def test_sharded_equals_unsharded(tmp_path):
@@ -135,7 +148,7 @@ def test_sharded_equals_unsharded(tmp_path):
     for i, (a, b) in enumerate(zip(shards, toks)):
         tokenize_shard(a, b, settings, threads=2 if i == 0 else 1, chunk_lines=17)
     assert list(interleave(toks)) == whole.read_text(encoding="utf-8").splitlines()
-    s = SplitSettings(valid_lines=10, test_lines=10, min_tokens=3)
+    s = split_settings(valid_lines=10, test_lines=10, min_tokens=3)
     assert _split(tmp_path, toks, s, "sharded") == _split(tmp_path, [whole], s, "whole")
 
 
@@ -165,7 +178,7 @@ def test_merge_streams_in_bounded_memory(tmp_path, monkeypatch):
         for i in range(n):
             fh.write(f"line {i} " + "filler " * 60 + "end\n")
     size = shard.stat().st_size
-    s = SplitSettings(valid_lines=100, test_lines=100, min_tokens=3, max_tokens=250)
+    s = split_settings(valid_lines=100, test_lines=100, min_tokens=3, max_tokens=250)
     tracemalloc.start()
     try:
         counts = merge_and_split([shard], *(tmp_path / f"o.{x}" for x in "abc"), s)

@@ -27,12 +27,13 @@ pytestmark = [
 ]
 
 # Resources in the same config shape as config/config.yaml's rule_resources, mapped by
-# xling.cluster.resources exactly as the real rules do. "train" asks for a GPU: the harness
-# declares one fake GPU so the request is really scheduled.
+# xling.cluster.resources exactly as the real rules do (these families are the test's own, so the
+# schema's defaults are written out: nodes). "train" asks for a GPU: the harness declares one fake
+# GPU so the request is really scheduled.
 CONFIG = {
     "rule_resources": {
-        "prep": {"cpus": 1, "mem_mb": 200, "runtime": 5, "gpus": 0},
-        "train": {"cpus": 2, "mem_mb": 300, "runtime": 5, "gpus": 1},
+        "prep": {"cpus": 1, "mem_mb": 200, "runtime": 5, "gpus": 0, "nodes": 1},
+        "train": {"cpus": 2, "mem_mb": 300, "runtime": 5, "gpus": 1, "nodes": 1},
     }
 }
 
@@ -58,7 +59,8 @@ with open(out, "w") as fh:
 # What a job saw of its allocation.
 JOB_ENV = r'''
 import json, os, sys
-names = {"job": "SLURM_JOB_ID", "gpus": "SLURM_GPUS_ON_NODE", "cvd": "CUDA_VISIBLE_DEVICES", "cpus": "SLURM_CPUS_PER_TASK"}
+names = {"job": "SLURM_JOB_ID", "gpus": "SLURM_GPUS_ON_NODE", "cvd": "CUDA_VISIBLE_DEVICES",
+         "cpus": "SLURM_CPUS_PER_TASK"}
 json.dump({k: os.environ.get(v, "") for k, v in names.items()}, open(sys.argv[1], "w"))
 '''
 
@@ -105,7 +107,8 @@ def cluster(tmp_path_factory):
     probe = LocalSlurm(tmp_path_factory.mktemp("failed-start"), gpus=0, cpus=2)
     with pytest.raises(SlurmHarnessError, match="node state idle"):
         probe.start(timeout_s=0)
-    c.failed_start_left = {"daemons": probe.running(), "link": os.readlink(CONFIGLESS_LINK) if CONFIGLESS_LINK.is_symlink() else None}
+    link = os.readlink(CONFIGLESS_LINK) if CONFIGLESS_LINK.is_symlink() else None
+    c.failed_start_left = {"daemons": probe.running(), "link": link}
     t0 = time.monotonic()
     c.start()
     c.startup_s = time.monotonic() - t0
@@ -257,7 +260,8 @@ class FailureScenarios(threading.Thread):
         t0 = time.monotonic()
         deadline = t0 + REQUEUE_TIMEOUT_S
         while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
-            for name, step_file, starts in (("cancel", "ckpt/x.step", "ckpt/x.starts"), ("requeue", "ckpt/y.step", "ckpt/y.starts")):
+            for name, step_file, starts in (("cancel", "ckpt/x.step", "ckpt/x.starts"),
+                                            ("requeue", "ckpt/y.step", "ckpt/y.starts")):
                 if name not in acted and read_step(dirs[name] / step_file) >= 3:
                     job = json.loads((dirs[name] / starts).read_text().splitlines()[0])["job"]
                     cmd = ["scancel", job] if name == "cancel" else ["scontrol", "requeue", job]

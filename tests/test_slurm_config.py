@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from support import local_slurm as ls
+from support.slurm_run import PROFILES_DIR, REPO_ROOT, parse_submissions, snakemake_command
+from xling import config as xcfg
 from xling.cluster.resources import rule_resources, rule_threads
 from xling.errors import ConfigError, InputError
 
-from support import local_slurm as ls
-from support.slurm_run import PROFILES_DIR, REPO_ROOT, parse_submissions, snakemake_command
-
-SLURMD_C = "NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=24105\nUpTime=0-00:07:49\n"
+SLURMD_C = ("NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=24105\n"
+            "UpTime=0-00:07:49\n")
 
 
 def load_profile(name: str) -> dict:
@@ -49,7 +50,8 @@ def test_node_definition_reserves_memory_and_declares_gpus():
 def test_declared_cpus_override_the_detected_ones(tmp_path):
     node = ls.parse_node_line(SLURMD_C)
     fields = dict(t.split("=", 1) for t in ls.node_definition(node, cpus=8).split())
-    assert fields["CPUs"] == "8" and int(fields["SocketsPerBoard"]) * int(fields["CoresPerSocket"]) * int(fields["ThreadsPerCore"]) == 8
+    cores = int(fields["SocketsPerBoard"]) * int(fields["CoresPerSocket"]) * int(fields["ThreadsPerCore"])
+    assert fields["CPUs"] == "8" and cores == 8
     kw = dict(cluster_name="t", control_host="vm", node_line="NodeName=vm", node_name="vm", ctld_port=1,
               slurmd_port=2, root=tmp_path, munge_socket=tmp_path / "s")
     assert "SlurmdParameters=config_overrides" in ls.slurm_conf_text(config_overrides=True, **kw)
@@ -129,7 +131,8 @@ def test_stop_ends_the_processes_of_its_jobs_and_nothing_else(tmp_path):
         env=job_env,
     )
     client = subprocess.Popen(["sleep", "303"], env=dict(base, SLURM_CONF=str(cluster.conf)))
-    other = subprocess.Popen(["sleep", "304"], env=dict(base, SLURM_CONF=str(tmp_path / "other.conf"), SLURM_JOB_ID="7"))
+    other = subprocess.Popen(["sleep", "304"],
+                             env=dict(base, SLURM_CONF=str(tmp_path / "other.conf"), SLURM_JOB_ID="7"))
     found = []
     try:
         deadline = time.monotonic() + 10
@@ -154,7 +157,7 @@ def test_stop_ends_the_processes_of_its_jobs_and_nothing_else(tmp_path):
 
 # --- resources ---------------------------------------------------------------------------------
 
-PAPER_CONFIG = yaml.safe_load((REPO_ROOT / "config" / "config.yaml").read_text())
+PAPER_CONFIG = xcfg.load(REPO_ROOT / "config" / "config.yaml")
 
 
 def test_pretrain_resources_from_paper_config():
@@ -181,6 +184,7 @@ def test_site_and_family_overrides():
             "report": {"cpus": 1, "mem_mb": 100, "runtime": 5, "gpus": 0, "slurm_extra": "--qos=low"},
         },
     }
+    xcfg.fill_defaults(cfg)  # as validation does for the workflow
     ft = rule_resources(cfg, "finetune")
     assert ft["slurm_partition"] == "short" and ft["slurm_account"] == "proj1" and ft["gpu_model"] == "v100"
     rep = rule_resources(cfg, "report")
@@ -254,7 +258,8 @@ def test_bare_profile_name_resolves_from_repo_root(tmp_path, monkeypatch):
 
     (tmp_path / "profiles").symlink_to(PROFILES_DIR)
     monkeypatch.chdir(tmp_path)
-    assert get_profile_dir("slurm") is None or Path(get_profile_dir("slurm")[0]).resolve() != (PROFILES_DIR / "slurm").resolve()
+    found = get_profile_dir("slurm")
+    assert found is None or Path(found[0]).resolve() != (PROFILES_DIR / "slurm").resolve()
     (tmp_path / "slurm").symlink_to("profiles/slurm")
     found_dir, found_file = get_profile_dir("slurm")
     assert Path(found_file).resolve() == (PROFILES_DIR / "slurm" / "config.yaml").resolve()
@@ -303,17 +308,20 @@ with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
     )._workflow
     rules = [
         {"rule": r.name, "local": bool(r.norun or r.name in wf._localrules),
-         "resources": sorted(k for k in r.resources if not k.startswith("_") and k != "tmpdir")}
+         "resources": sorted(k for k in r.resources if not k.startswith("_") and k != "tmpdir"),
+         "threads": r.resources["_cores"].value, "cpus": getattr(r.resources.get("cpus_per_task"), "value", None)}
         for r in wf.rules
     ]
 print("RULES=" + json.dumps(rules))
 """
 
 
-def test_every_workflow_rule_declares_cluster_resources(tmp_path):
+@pytest.mark.parametrize("configfile", ["config/demo.yaml", "config/config.yaml"])
+def test_every_workflow_rule_declares_cluster_resources(tmp_path, configfile):
     """Every rule that does work is a cluster job declaring its own memory, runtime and CPUs (the
-    profile's default-resources are only a fallback); only resource-free aggregation rules (no
-    shell/script/run) run in the main Snakemake process, so nothing GPU-bound ever does."""
+    profile's default-resources are only a fallback) and reserving the cores it uses (the paper
+    config's families have 4-40 CPUs); only resource-free aggregation rules (no shell/script/run)
+    run in the main Snakemake process, so nothing GPU-bound ever does."""
     import json
     import subprocess
     import sys
@@ -324,7 +332,8 @@ def test_every_workflow_rule_declares_cluster_resources(tmp_path):
         if entry.name not in ("results", "logs", ".snakemake", ".git"):
             (tmp_path / entry.name).symlink_to(entry)
     proc = subprocess.run(
-        [sys.executable, "-c", LIST_RULES, "config/demo.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", LIST_RULES, configfile], cwd=tmp_path, capture_output=True, text=True,
+        timeout=300,
     )
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RULES=")), None)
     assert proc.returncode == 0 and line, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -336,6 +345,8 @@ def test_every_workflow_rule_declares_cluster_resources(tmp_path):
             continue
         missing = [k for k in ("mem_mb", "runtime", "cpus_per_task") if k not in r["resources"]]
         assert not missing, f"rule {r['rule']} declares no {missing}"
+        # a job reserves the cores it uses: a one-thread rule does not hold its family's four
+        assert r["cpus"] == r["threads"], f"rule {r['rule']}: {r['threads']} thread(s) but {r['cpus']} CPUs reserved"
 
 
 def test_workflow_scripts_read_the_gpu_resource_by_its_declared_name():
@@ -345,11 +356,14 @@ def test_workflow_scripts_read_the_gpu_resource_by_its_declared_name():
     import re
 
     def reads(name):
-        return re.compile(rf"""resources\.{name}\b|resources\s*,\s*["']{name}["']|resources(?:\.get\(|\[)\s*["']{name}["']""")
+        return re.compile(rf"""resources\.{name}\b|resources\s*,\s*["']{name}["']"""
+                          rf"""|resources(?:\.get\(|\[)\s*["']{name}["']""")
 
     wrong, right = reads("gpus"), reads("gpu")
-    scripts = sorted((REPO_ROOT / "workflow" / "scripts").glob("*.py")) + sorted((REPO_ROOT / "workflow").rglob("*.smk"))
+    scripts = sorted((REPO_ROOT / "workflow" / "scripts").glob("*.py"))
+    scripts += sorted((REPO_ROOT / "workflow").rglob("*.smk"))
     # a line that reads `gpus` only as a fallback after `gpu` is fine
     offenders = [f"{p.relative_to(REPO_ROOT)}:{i}" for p in scripts
-                 for i, line in enumerate(p.read_text().splitlines(), 1) if wrong.search(line) and not right.search(line)]
+                 for i, line in enumerate(p.read_text().splitlines(), 1)
+                 if wrong.search(line) and not right.search(line)]
     assert not offenders, f"read resource `gpu`, not `gpus`: {offenders}"

@@ -1,16 +1,19 @@
 """Loading, validating and querying the pipeline configuration.
 
-The config is data (config/config.yaml, overridden by e.g. config/demo.yaml); this module turns
-schema violations into one-line messages that name the key and the allowed values, and offers the
-few derived views the rules need (grid cells, pair languages, job lists).
+The config is data (config/config.yaml, overridden by e.g. config/demo.yaml); this module fills in
+the schema's defaults (the one place they live), turns schema violations into one-line messages
+that name the key and the allowed values, and offers the derived views the rules need (grid cells,
+pair languages, job lists).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -19,8 +22,8 @@ import yaml
 
 from xling.errors import ConfigError
 
+# The checkout the package runs from (tests, benchmarks and the documentation's commands use it).
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def load_yaml(path: str | Path) -> dict:
@@ -40,7 +43,7 @@ def merge(base: dict, override: dict) -> dict:
 
 
 def load(*paths: str | Path) -> dict:
-    """Load and merge config files left to right, then validate."""
+    """Load and merge config files left to right, then fill in defaults and validate."""
     cfg: dict = {}
     for p in paths:
         cfg = merge(cfg, load_yaml(p))
@@ -73,13 +76,52 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return f"config key '{key}': {error.message}"
 
 
+@functools.cache
+def _schema_text() -> str:
+    return resources.files("xling").joinpath("config.schema.yaml").read_text(encoding="utf-8")
+
+
 def schema() -> dict:
-    return load_yaml(SCHEMA)
+    """The config schema (package data; workflow/schemas/config.schema.yaml links to it)."""
+    return yaml.safe_load(_schema_text())
+
+
+def fill_defaults(cfg: dict, _node_schema: dict | None = None, _root: dict | None = None) -> dict:
+    """Write the schema's ``default`` of every absent optional key into ``cfg`` (in place, nested
+    mappings too, and every row of a mapping such as ``settings``); returns ``cfg``."""
+    root = _root if _root is not None else schema()
+    s = _resolve(root, _node_schema if _node_schema is not None else root)
+    if not isinstance(cfg, dict):
+        return cfg
+    props = s.get("properties", {})
+    for key, sub in props.items():
+        if key not in cfg:
+            # a default may sit beside a $ref (e.g. {$ref: posint, default: 4}) or inside its target
+            for candidate in (sub, _resolve(root, sub)):
+                if "default" in candidate:
+                    cfg[key] = copy.deepcopy(candidate["default"])
+                    break
+        if key in cfg:
+            fill_defaults(cfg[key], sub, root)
+    extra = s.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key, value in cfg.items():
+            if key not in props:
+                fill_defaults(value, extra, root)
+    return cfg
+
+
+def _resolve(root: dict, s: dict) -> dict:
+    while isinstance(s, dict) and "$ref" in s:
+        s = root["definitions"][s["$ref"].rsplit("/", 1)[1]]
+    return s
 
 
 def validate(cfg: dict) -> None:
-    """Raise ConfigError listing every schema violation (key path + what is allowed), then
-    check the cross-references a schema cannot express."""
+    """Fill in the schema's defaults (in place), then raise ConfigError listing every schema
+    violation (key path + what is allowed), then check the cross-references a schema cannot
+    express."""
+    fill_defaults(cfg)
     validator = jsonschema.Draft7Validator(schema())
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path)))
     if errors:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from fairseq.data import Dictionary, indexed_dataset
 
+from xling.config import fill_defaults
 from xling.io import atomic_write
 
 
@@ -73,9 +74,10 @@ def write_toy_data(out_dir: str | Path, languages: list[str], n_train: dict[str,
 # (8 layers so that Sep L1-3 / L1-6 keep their meaning).
 TINY_MODEL = dict(layers=8, heads=2, dim=64, ffn_dim=256, activation="gelu", dropout=0.1,
                   attention_dropout=0.1, tokens_per_sample=64)
-TINY_PRETRAIN = dict(optimizer="adam", adam_betas=[0.9, 0.98], lr=1e-3, lr_scheduler="inverse_sqrt",
-                     warmup_updates=10, batch_size_per_gpu=16, batch_gpus=1, streams_per_epoch_per_gpu=160,
-                     max_epoch=2,
-                     mask_prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0.1, sampling_alpha=0.7,
-                     one_language_batches=True, precision="fp16", seed=1, log_interval=5,
-                     save_interval_updates=5, keep_interval_updates=1)
+# The other pretraining keys take the schema's defaults, as a run's validated config does.
+TINY_PRETRAIN = fill_defaults({"pretrain": dict(
+    optimizer="adam", adam_betas=[0.9, 0.98], adam_eps=1e-8, weight_decay=0.0, clip_norm=0.0, lr=1e-3,
+    lr_scheduler="inverse_sqrt", warmup_updates=10, batch_size_per_gpu=16, batch_gpus=1,
+    streams_per_epoch_per_gpu=160, max_epoch=2, mask_prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0.1,
+    sampling_alpha=0.7, one_language_batches=True, precision="fp16", seed=1, log_interval=5,
+    save_interval_updates=5, keep_interval_updates=1)})["pretrain"]

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from xling import config as xcfg
 from xling.errors import ConfigError, InputError
 from xling.pretrain.schedule import model_flops_per_token, schedule
@@ -144,22 +142,22 @@ def pretrain_device(config: Mapping[str, Any]) -> Device:
     gpus = int(res["gpus"])
     if gpus == 0:
         return Device("cpu", 1)
-    model = res.get("gpu_model") or config.get("cluster", {}).get("gpu_model") or ""
+    model = res.get("gpu_model") or config["cluster"]["gpu_model"] or ""
     return Device(str(model).lower(), gpus)
 
 
 def planned_rate(config: Mapping[str, Any], device: Device, rate_from: str | Path | None = None,
                  tokens_per_s: float | None = None) -> Rate:
     """The throughput planning uses: arguments first, then the config's ``planning:``, then the default."""
-    planning = config.get("planning") or {}
-    tokens_per_s = tokens_per_s or planning.get("pretrain_tokens_per_s_per_device")
+    planning = config["planning"]
+    tokens_per_s = tokens_per_s or planning["pretrain_tokens_per_s_per_device"]
     if tokens_per_s:
         # a tokens/s of this config's model, converted once with the Table 1 default's vocabulary
         ref = xcfg.bilingual_models(config)[0]
         s = config["settings"][ref[0]]
         f = model_flops_per_token(config["model"], config["pretrain"], _vocab(s["bpe"], int(s["merges"]), 2))
         return Rate(float(tokens_per_s) * f, f"given: {float(tokens_per_s):,.0f} tokens/s per device")
-    rate_from = rate_from or planning.get("pretrain_benchmark")
+    rate_from = rate_from or planning["pretrain_benchmark"]
     if rate_from:
         return rate_from_benchmark(rate_from)
     return default_rate(device.kind)
@@ -182,8 +180,7 @@ class PretrainEstimate:
 def pretrain_estimates(config: Mapping[str, Any], rate: Rate, margin: float | None = None) -> list[PretrainEstimate]:
     """Hours of every pretraining job at ``rate``, times ``margin`` (planning.runtime_margin: the
     per-epoch validation and checkpoints, start-up, a slower node)."""
-    planning = config.get("planning") or {}
-    margin = float(margin if margin is not None else planning.get("runtime_margin", 1.0))
+    margin = float(margin if margin is not None else config["planning"]["runtime_margin"])
     sched = schedule(config["pretrain"], config["model"])
     device = pretrain_device(config)
     runtime_h = int(config["rule_resources"]["pretrain"]["runtime"]) / 60
@@ -203,7 +200,7 @@ def check_pretrain_runtime(config: Mapping[str, Any]) -> None:
     if not unfit:
         return
     sched = schedule(config["pretrain"], config["model"])
-    margin = float((config.get("planning") or {}).get("runtime_margin", 1.0))
+    margin = float(config["planning"]["runtime_margin"])
     lines = [
         f"pretrain {e.job.name}: {e.updates:,} updates x {sched.global_batch_streams} streams x "
         f"{sched.tokens_per_sample} tokens = {e.tokens:.2e} tokens at {e.tokens_per_s:,.0f} tokens/s "
@@ -247,9 +244,9 @@ def epoch_examples(finetune: Mapping[str, Any], task: str, train_set: int) -> in
     """Examples one fine-tuning epoch sees: the task's epoch_size if set, else its (capped)
     training set."""
     spec = finetune[task]
-    if spec.get("epoch_size"):
+    if spec["epoch_size"]:
         return int(spec["epoch_size"])
-    cap = spec.get("max_train_examples", finetune.get("max_train_examples"))
+    cap = spec["max_train_examples"]
     return min(train_set, int(cap)) if cap else train_set
 
 
@@ -331,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     rate = planned_rate(config, pretrain_device(config), args.rate_from, pretrain_tps)
     print(schedule_summary(config))
     print(markdown_table(budget_rows(config, rate, DEFAULT_TRAIN_EXAMPLES, rates)), end="")
-    margin = float((config.get("planning") or {}).get("runtime_margin", 1.0))
+    margin = float(config["planning"]["runtime_margin"])
     unfit = [e for e in pretrain_estimates(config, rate, margin) if not e.fits]
     if unfit:
         worst = max(unfit, key=lambda e: e.hours)

@@ -57,12 +57,13 @@ def rule_threads(config: Mapping[str, Any], family: str) -> int:
     return int(_family(config, family)["cpus"])
 
 
-def rule_resources(config: Mapping[str, Any], family: str) -> dict[str, Any]:
-    """Snakemake `resources:` of a rule of ``family`` (see the module docstring for the mapping)."""
+def rule_resources(config: Mapping[str, Any], family: str, cpus: int | None = None) -> dict[str, Any]:
+    """Snakemake `resources:` of a rule of ``family`` (see the module docstring for the mapping);
+    ``cpus``: for a rule that uses fewer cores than its family (a one-thread rule asks for one)."""
     spec = _family(config, family)
     site = config.get("cluster") or {}
     res: dict[str, Any] = {
-        "cpus_per_task": int(spec["cpus"]),
+        "cpus_per_task": int(spec["cpus"] if cpus is None else cpus),
         "mem_mb": int(spec["mem_mb"]),
         "runtime": int(spec["runtime"]),
     }
@@ -76,5 +77,5 @@ def rule_resources(config: Mapping[str, Any], family: str) -> dict[str, Any]:
         res[key] = str(value)
     if gpus > 0:
         res["gpu"] = gpus
-        res["nodes"] = int(spec.get("nodes", 1))
+        res["nodes"] = int(spec["nodes"])
     return res

@@ -55,7 +55,7 @@ def find_stanford_home(root: str | Path) -> Path:
 class StanfordSegmenter:
     """Runs ``segment.sh <model> <file> UTF-8 0`` (as XLM's tokenize.sh does) on a batch."""
 
-    def __init__(self, home: str | Path, model: str = "pku", java: str = "java"):
+    def __init__(self, home: str | Path, model: str, java: str = "java"):
         if model not in STANFORD_MODELS:
             raise ValueError(f"stanford model must be one of {STANFORD_MODELS}, got {model!r}")
         self.model = model
@@ -96,7 +96,8 @@ class StanfordSegmenter:
 
 
 def segmenter(name: str, **kw) -> Callable[[str], list[str]]:
-    """``jieba`` | ``stanford`` (kw: ``home`` = segmenter directory, ``model`` = ctb|pku)."""
+    """``jieba`` | ``stanford`` (kw: ``home`` = segmenter directory, ``model`` = ctb|pku, the config's
+    preprocess.stanford_model)."""
     if name == "jieba":
         return JiebaSegmenter()
     if name == "stanford":
@@ -105,5 +106,5 @@ def segmenter(name: str, **kw) -> Callable[[str], list[str]]:
                 "segmenter 'stanford' needs the segmenter directory (downloads.stanford_segmenter);"
                 " set `segmenter: jieba` to segment offline"
             )
-        return StanfordSegmenter(kw["home"], kw.get("model", "pku"), kw.get("java", "java"))
+        return StanfordSegmenter(kw["home"], kw.get("model"), kw.get("java", "java"))
     raise ValueError(f"unknown segmenter {name!r} (expected jieba or stanford)")

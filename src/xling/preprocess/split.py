@@ -25,28 +25,28 @@ from xling.preprocess.shards import interleave
 
 @dataclass(frozen=True)
 class SplitSettings:
-    """Defaults are XLM's get-data-wiki.sh: empty lines dropped, no length bound, no dedup."""
+    """The ``preprocess`` settings of the split (config/config.yaml: XLM's get-data-wiki.sh drops
+    empty lines only, min_tokens 1, no length bound, no dedup)."""
 
-    valid_lines: int = 5000
-    test_lines: int = 5000
-    min_tokens: int = 1
-    max_tokens: int | None = None
-    dedup: bool = False
-    max_train_lines: int | None = None
-    seed: int = 13
+    valid_lines: int
+    test_lines: int
+    min_tokens: int
+    max_tokens: int | None
+    dedup: bool
+    max_train_lines: int | None
+    seed: int
 
     @classmethod
     def from_config(cls, preprocess: Mapping) -> "SplitSettings":
-        """From the ``preprocess`` section of the config."""
-        max_tokens = preprocess.get("max_tokens")
+        """From the (validated) config's ``preprocess`` section."""
         return cls(
-            valid_lines=int(preprocess.get("valid_lines", 5000)),
-            test_lines=int(preprocess.get("test_lines", 5000)),
-            min_tokens=int(preprocess.get("min_tokens", 1)),
-            max_tokens=None if max_tokens is None else int(max_tokens),
-            dedup=bool(preprocess.get("dedup", False)),
-            max_train_lines=preprocess.get("max_train_lines"),
-            seed=int(preprocess.get("split_seed", 13)),
+            valid_lines=int(preprocess["valid_lines"]),
+            test_lines=int(preprocess["test_lines"]),
+            min_tokens=int(preprocess["min_tokens"]),
+            max_tokens=preprocess["max_tokens"],
+            dedup=bool(preprocess["dedup"]),
+            max_train_lines=preprocess["max_train_lines"],
+            seed=int(preprocess["split_seed"]),
         )
 
 

@@ -51,9 +51,8 @@ def fairseq_train_command(
     languages = list(languages)
     if not languages or len(set(languages)) != len(languages):
         raise ConfigError(f"pretraining needs distinct languages, got {languages}")
-    separate = setting.get("separate") or {}
-    sep_emb = bool(separate.get("embeddings", False))
-    sep_layers = int(separate.get("layers", 0))
+    sep_emb = bool(setting["separate"]["embeddings"])
+    sep_layers = int(setting["separate"]["layers"])
     if not 0 <= sep_layers <= int(model["layers"]):
         raise ConfigError(f"separate.layers={sep_layers} outside 0..{model['layers']}")
     sched = schedule(pretrain, model)
@@ -63,9 +62,9 @@ def fairseq_train_command(
         raise ConfigError("cpu=True with n_gpus > 0")
     processes = max(1, int(cpu_processes)) if cpu else max(1, int(n_gpus))
     layout = batch_layout(pretrain, processes)
-    if pretrain.get("optimizer", "adam") != "adam":
+    if pretrain["optimizer"] != "adam":
         raise ConfigError(f"pretrain.optimizer: only adam is supported, got {pretrain['optimizer']}")
-    betas = pretrain.get("adam_betas", [0.9, 0.98])
+    betas = pretrain["adam_betas"]
 
     cmd = [
         "fairseq-train", data_path(data_dir),
@@ -81,7 +80,7 @@ def fairseq_train_command(
         "--encoder-ffn-embed-dim", str(model["ffn_dim"]),
         "--activation-fn", str(model["activation"]),
         "--dropout", str(model["dropout"]),
-        "--attention-dropout", str(model.get("attention_dropout", model["dropout"])),
+        "--attention-dropout", str(model["attention_dropout"]),
         "--max-positions", str(model["tokens_per_sample"]),
         "--separate-layers", str(sep_layers),
         # data: continuous streams, BERT masking, smoothed language sampling
@@ -99,9 +98,9 @@ def fairseq_train_command(
         # optimisation
         "--optimizer", OPTIMIZER_NAME,  # fairseq's Adam, on torch's multi-tensor kernels
         "--adam-betas", f"({float(betas[0])}, {float(betas[1])})",
-        "--adam-eps", str(float(pretrain.get("adam_eps", 1e-8))),
-        "--weight-decay", str(float(pretrain.get("weight_decay", 0.0))),
-        "--clip-norm", str(float(pretrain.get("clip_norm", 0.0))),
+        "--adam-eps", str(float(pretrain["adam_eps"])),
+        "--weight-decay", str(float(pretrain["weight_decay"])),
+        "--clip-norm", str(float(pretrain["clip_norm"])),
         "--lr", str(pretrain["lr"]),
         "--lr-scheduler", str(pretrain["lr_scheduler"]),
         "--warmup-updates", str(pretrain["warmup_updates"]),
@@ -117,15 +116,15 @@ def fairseq_train_command(
         "--save-dir", str(save_dir),
         "--save-interval-updates", str(save_every),
         "--save-interval", "1000000",
-        "--keep-interval-updates", str(pretrain.get("keep_interval_updates", 1)),
+        "--keep-interval-updates", str(pretrain["keep_interval_updates"]),
         "--no-epoch-checkpoints",
         "--log-format", "json",
-        "--log-interval", str(pretrain.get("log_interval", 100)),
+        "--log-interval", str(pretrain["log_interval"]),
         "--skip-invalid-size-inputs-valid-test",
     ]
     if sep_emb:
         cmd += ["--separate-embeddings", "--in-language-replacement", "--language-vocab-mask"]
-    if pretrain.get("one_language_batches", True) or sep_emb or sep_layers:
+    if pretrain["one_language_batches"] or sep_emb or sep_layers:
         # per-language parameters need one language per batch
         cmd.append("--one-language-batches")
     separate_parts = sep_emb or sep_layers > 0
@@ -135,7 +134,7 @@ def fairseq_train_command(
             cmd += ["--distributed-world-size", str(processes), "--distributed-backend", "gloo",
                     "--ddp-backend", CPU_DDP_BACKEND]
     else:
-        precision = pretrain.get("precision", "fp16")
+        precision = pretrain["precision"]
         if precision == "fp16":
             cmd.append("--fp16")
         elif precision == "bf16":

@@ -60,7 +60,7 @@ def save_interval_updates(pretrain: Mapping, model: Mapping) -> int:
     """Checkpoint interval: every epoch unless ``save_interval_updates`` asks for more often (it
     must divide the epoch, or ``checkpoint_best.pt`` would miss the validations that select it)."""
     per_epoch = schedule(pretrain, model).updates_per_epoch
-    every = int(pretrain.get("save_interval_updates") or per_epoch)
+    every = int(pretrain["save_interval_updates"] or per_epoch)
     if per_epoch % every:
         raise ConfigError(f"pretrain.save_interval_updates ({every}) must divide the {per_epoch} updates of an "
                           f"epoch (ceil(streams_per_epoch_per_gpu / batch_size_per_gpu))")
@@ -93,7 +93,7 @@ def batch_layout(pretrain: Mapping, processes: int) -> BatchLayout:
             f"{processes} data-parallel processes cannot share the global batch of {total} streams "
             f"(pretrain.batch_gpus x batch_size_per_gpu) evenly: use a GPU count that divides {total}")
     per_process = total // processes
-    cap = int(pretrain.get("max_streams_per_step") or pretrain["batch_size_per_gpu"])
+    cap = int(pretrain["max_streams_per_step"] or pretrain["batch_size_per_gpu"])
     # the largest step that fits the cap and divides the process's share (1 always does)
     step = max(d for d in range(1, min(cap, per_process) + 1) if per_process % d == 0)
     return BatchLayout(processes, step, per_process // step)

@@ -1,0 +1,50 @@
+"""A tiny saved ``xling_mlm`` checkpoint (random weights) with its BPE manifest and dict.txt, laid
+out as the pretraining stage leaves them; shared by the tests of the stages that load models."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+
+def write_tiny_checkpoint(root: Path, sentences: dict[str, list[str]], merges: int = 20, layers: int = 2,
+                          dim: int = 32, seed: int = 0) -> tuple[Path, Path, Path]:
+    """``(checkpoint, bpe.json, dict.txt)`` for languages ``sentences`` (tokenised, one sentence
+    per item; the BPE is learnt on them): the files a job that loads a model declares as inputs.
+    Same ``seed``: the same weights."""
+    from fairseq.data import Dictionary
+
+    from xling.bpe.build import build_bpe
+    from xling.pretrain.fairseq_plugin import mlm_model
+
+    texts = {}
+    for lang, sents in sentences.items():
+        texts[lang] = {}
+        for split in ("train", "valid", "test"):
+            p = root / "text" / f"{lang}.{split}.txt"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("\n".join(sents) + "\n", encoding="utf-8")
+            texts[lang][split] = p
+    bpe_dir = root / "bpe"
+    build_bpe(bpe_dir, "joint", merges, texts)
+    d = Dictionary()
+    for lang in sentences:
+        for tok in (bpe_dir / f"{lang}.train.bpe").read_text(encoding="utf-8").split():
+            d.add_symbol(tok)
+    data_dir = root / "bin"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    d.save(str(data_dir / "dict.txt"))
+    d.add_symbol("<mask>")
+    margs = argparse.Namespace(_name="xling_mlm", arch="xling_mlm", encoder_layers=layers, encoder_embed_dim=dim,
+                               encoder_ffn_embed_dim=2 * dim, encoder_attention_heads=4, activation_fn="gelu",
+                               dropout=0.0, attention_dropout=0.0, max_positions=64,
+                               separate_embeddings=False, separate_layers=1)
+    mlm_model.base_architecture(margs)
+    torch.manual_seed(seed)
+    enc = mlm_model.XlingMLMEncoder(margs, d, len(sentences), None)
+    ckpt = root / "checkpoint_best.pt"
+    torch.save({"cfg": {"model": margs, "task": argparse.Namespace(data=str(data_dir), languages=",".join(sentences))},
+                "model": {f"encoder.{k}": v for k, v in enc.state_dict().items()}}, ckpt)
+    return ckpt, bpe_dir / "bpe.json", data_dir / "dict.txt"
