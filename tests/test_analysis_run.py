@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from tiny_checkpoint import write_tiny_checkpoint
+from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
 from xling.errors import InputError
 
 loader = pytest.importorskip("xling.pretrain.loader")
@@ -32,17 +32,14 @@ def sentences(rng: random.Random, lang: str, n: int) -> list[str]:
 
 
 def settings() -> dict[str, TokenizeSettings]:
-    cfg = {"languages": {lang: {"moses": lang, "segmenter": "none"} for lang in LANGS},
-           "preprocess": {"lowercase_and_remove_accent": False}}
-    return {lang: TokenizeSettings.from_config(cfg, lang) for lang in LANGS}
+    return {lang: TokenizeSettings(lang) for lang in LANGS}
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     rng = random.Random(0)
-    ckpt, bpe, data = write_tiny_checkpoint(tmp_path_factory.mktemp("tiny"),
-                                            {lang: sentences(rng, lang, 200) for lang in LANGS}, merges=10)
-    return ckpt, bpe, data
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny"), {lang: sentences(rng, lang, 200) for lang in LANGS},
+                                 merges=10)
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +65,8 @@ def test_mean_pooling_leaves_out_special_tokens_and_padding(model):
     from xling.bpe import SubwordTokenizer
     from xling.finetune.text import WordEncoder
 
-    ckpt, bpe, data = model
-    enc = loader.load_encoder(ckpt, data)
+    ckpt, bpe, dictionary = model
+    enc = loader.load_encoder(ckpt, dictionary)
     sents = ["encat endog ensees", "enthe", "enbig enred enfish enbird enruns enthe encat"]
     w2s = SubwordTokenizer(bpe, "en").words_to_subwords
     split = lambda texts: [t.split() for t in texts]  # noqa: E731
@@ -88,11 +85,11 @@ def test_mean_pooling_leaves_out_special_tokens_and_padding(model):
 
 
 def test_random_init_is_seeded_and_untrained(model):
-    ckpt, _, data = model
-    trained = loader.load_encoder(ckpt, data).state_dict()
-    r1 = loader.load_encoder(ckpt, data, random_init_seed=3).state_dict()
-    r2 = loader.load_encoder(ckpt, data, random_init_seed=3).state_dict()
-    r3 = loader.load_encoder(ckpt, data, random_init_seed=4).state_dict()
+    ckpt, _, dictionary = model
+    trained = loader.load_encoder(ckpt, dictionary).state_dict()
+    r1 = loader.load_encoder(ckpt, dictionary, random_init_seed=3).state_dict()
+    r2 = loader.load_encoder(ckpt, dictionary, random_init_seed=3).state_dict()
+    r3 = loader.load_encoder(ckpt, dictionary, random_init_seed=4).state_dict()
     assert trained.keys() == r1.keys()
     weights = [k for k in r1 if k.endswith("weight") and r1[k].dim() == 2]
     assert all(torch.equal(r1[k], r2[k]) for k in r1)
@@ -102,9 +99,9 @@ def test_random_init_is_seeded_and_untrained(model):
 def test_retrieval_against_itself_is_perfect_and_against_other_text_is_not(model, corpora, tmp_path):
     """A model aligned with itself on identical text retrieves every test sentence (the map is the
     identity); with unrelated 'translations' retrieval stays near chance."""
-    ckpt, bpe, data = model
-    en = ModelSpec(ckpt, data, bpe, "en")
-    fr = ModelSpec(ckpt, data, bpe, "fr")
+    ckpt, bpe, dictionary = model
+    en = ModelSpec(ckpt, dictionary, bpe, "en")
+    fr = ModelSpec(ckpt, dictionary, bpe, "fr")
     same = tmp_path / "same.json"
     way = corpora / "extracted"
     # the 'foreign' side reads the English column as if it were French: same text, same model
@@ -118,11 +115,11 @@ def test_retrieval_against_itself_is_perfect_and_against_other_text_is_not(model
 
 
 def test_cka_kinds(model, corpora, tmp_path):
-    ckpt, bpe, data = model
-    en = ModelSpec(ckpt, data, bpe, "en")
+    ckpt, bpe, dictionary = model
+    en = ModelSpec(ckpt, dictionary, bpe, "en")
     rows = fifteen_way(corpora / "extracted", ["en"], 40)["en"]
     models = {"monolingual": (en, en), "bilingual": None,
-              "random": (en, ModelSpec(ckpt, data, bpe, "en", random_init_seed=1))}
+              "random": (en, ModelSpec(ckpt, dictionary, bpe, "en", random_init_seed=1))}
     res = run_cka("en-en_prime", (rows, rows), models, settings(), tmp_path / "cka.json")
     assert res["cka"]["bilingual"] is None and res["n"] == 40 and res["layers"] == [0, 1, 2]
     assert res["cka"]["monolingual"] == pytest.approx([1.0] * 3)  # same model, same text
@@ -141,33 +138,29 @@ def test_inputs_too_short_are_errors_with_the_file(corpora, tmp_path):
 
 
 def test_analysis_workflow_script_cka_for_en_prime(model, corpora, tmp_path):
-    """workflow/scripts/analysis.py with what Snakemake injects, for the en-en' column: the English
-    model reads the 15-way English rows, en_prime reads the paraphrases."""
+    """workflow/scripts/analysis_cka.py with what Snakemake injects, for the en-en' column: the
+    English model reads the 15-way English rows, en_prime reads the paraphrases."""
     from snakemake.iocontainers import Namedlist
 
-    ckpt, bpe, data = model
+    ckpt, bpe, dictionary = model
     files = {}
     for m in ("en", "en_prime"):
-        files.update({f"{m}_checkpoint": str(ckpt), f"{m}_dictionary": str(data / "dict.txt"),
-                      f"{m}_bpe": str(bpe / "bpe.json")})
+        files.update({f"{m}_checkpoint": str(ckpt), f"{m}_dictionary": str(dictionary), f"{m}_bpe": str(bpe)})
     out = tmp_path / "analysis" / "cka" / "en-en_prime.json"
-    inputs = Namedlist(fromdict={**files, "way15": str(corpora / "extracted")})
-    inputs.append(str(corpora / "para.txt"))
-    inputs._set_name("paraphrase", len(inputs) - 1, len(inputs))
+    inputs = Namedlist(fromdict={**files, "way15": str(corpora / "extracted"), "paraphrase": str(corpora / "para.txt")})
+    tokenize = {"en": {"moses_lang": "en", "segmenter": "none", "lowercase": False, "stanford_model": None}}
     sm = SimpleNamespace(
         input=inputs,
         output=Namedlist(fromdict={"result": str(out)}),
-        params=Namedlist(fromdict={"kind": "cka", "source": "en", "target": "en_prime", "bilingual_pair": None,
-                                   "stanford_home": None,
-                                   "analysis": {"cka_sentences": 30, "random_seed": 1, "max_seq_len": 32,
-                                                "batch_size": 8}}),
+        params=Namedlist(fromdict={"source": "en", "target": "en_prime", "tokenize": tokenize, "rows": 30,
+                                   "random_seed": 1, "max_seq_len": 32, "batch_size": 8}),
         threads=1, resources=Namedlist(fromdict={"gpu": 0}), log=[str(tmp_path / "log" / "a.log")],
-        config={"languages": {lang: {"moses": lang, "segmenter": "none"} for lang in LANGS},
-                "preprocess": {"lowercase_and_remove_accent": False}},
+        rule="analysis_cka", wildcards=Namedlist(fromdict={"target": "en_prime"}),
     )
-    runpy.run_path(str(SCRIPTS / "analysis.py"), init_globals={"snakemake": sm}, run_name="__snakemake__")
+    runpy.run_path(str(SCRIPTS / "analysis_cka.py"), init_globals={"snakemake": sm}, run_name="__snakemake__")
     res = json.loads(out.read_text())
     # same checkpoint on identical text (the paraphrase file repeats the English rows here)
     assert res["pair"] == "en-en_prime" and res["n"] == 30
     assert res["cka"]["monolingual"] == pytest.approx([1.0] * 3) and res["cka"]["bilingual"] is None
-    assert "monolingual:" in (tmp_path / "log" / "a.log").read_text()
+    log = (tmp_path / "log" / "a.log").read_text()
+    assert "monolingual:" in log and json.loads(log.strip().splitlines()[-1])["rule"] == "analysis_cka"

@@ -26,10 +26,15 @@ def bpe_dir(tmp_path_factory) -> Path:
     return d
 
 
+def texts(bpe_dir: Path, langs) -> dict:
+    """The bpe stage's files of ``langs``, as the binarize rule declares them."""
+    return {l: {s: bpe_dir / f"{l}.{s}.bpe" for s in ("train", "valid", "test")} for l in langs}
+
+
 @pytest.fixture(scope="module")
 def bin_dir(tmp_path_factory, bpe_dir) -> Path:
     out = tmp_path_factory.mktemp("bin") / "default" / "en-fr"
-    binarize(bpe_dir, out, ["en", "fr"], workers=1)
+    binarize(texts(bpe_dir, ["en", "fr"]), out, workers=1)
     return out
 
 
@@ -79,7 +84,7 @@ def test_round_trip(bin_dir, bpe_dir):
 
 def test_missing_input(tmp_path):
     with pytest.raises(InputError, match="fr.train.bpe"):
-        binarize(tmp_path, tmp_path / "out", ["fr"])
+        binarize(texts(tmp_path, ["fr"]), tmp_path / "out")
     assert not (tmp_path / "out" / "dict.txt").exists()
 
 
@@ -101,11 +106,9 @@ def test_multilingual_masked_lm_task_loads_it(bin_dir, bpe_dir):
 def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
     """A second switched copy brings a token the first lacks: the shared dictionary counts every
     copy, each copy is binarised with it, and fairseq trains epoch k on copy k mod n."""
-    from xling.pretrain.command import data_path
-    from xling.pretrain.command import fairseq_train_command
-
     from support.inprocess import build
     from support.toy_data import TINY_MODEL, TINY_PRETRAIN
+    from xling.pretrain.command import data_path, fairseq_train_command
 
     bpe = tmp_path / "bpe"
     bpe.mkdir()
@@ -114,15 +117,15 @@ def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
     (bpe / "en.train.v1.bpe").write_text("the chien@@ s Paris\n" * 40)
     (bpe / "fr.train.v1.bpe").write_text("le dog Paris\n" * 40)
     out = tmp_path / "bin"
-    binarize(bpe, out, ["en", "fr"], variants=2)
+    binarize(texts(bpe, ["en", "fr"]), out, copies={l: [bpe / f"{l}.train.v1.bpe"] for l in ("en", "fr")})
     d = Dictionary.load(str(out / "dict.txt"))
     assert "chien@@" in d.indices and "dog" in d.indices
-    binarize_variant(out / "dict.txt", bpe, ["en", "fr"], 1, out / "v1")
+    binarize_variant(out / "dict.txt", {l: bpe / f"{l}.train.v1.bpe" for l in ("en", "fr")}, out / "v1")
     assert sorted(p.name for p in (out / "v1").iterdir()) == ["en", "fr"]
     ds = data_utils.load_indexed_dataset(str(out / "v1" / "en" / "train"), d)
     assert d.string(ds[0]) == "the chien@@ s Paris" and len(ds) == 40
-    with pytest.raises(InputError, match="copy 2 of en"):
-        binarize_variant(out / "dict.txt", bpe, ["en"], 2, out / "v2")
+    with pytest.raises(InputError, match="en.train.v2.bpe.*code-switched copy of en"):
+        binarize_variant(out / "dict.txt", {"en": bpe / "en.train.v2.bpe"}, out / "v2")
 
     cmd = fairseq_train_command([out, out / "v1"], tmp_path / "ck", {"separate": {"embeddings": False, "layers": 0}},
                                 dict(TINY_MODEL, tokens_per_sample=16), TINY_PRETRAIN, ["en", "fr"], 0, True)
@@ -142,9 +145,10 @@ def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
 def test_alias_language_reads_the_same_data_under_a_second_id(tmp_path, bpe_dir):
     """Figure 7's bilingual en-en' model: English data under 'en' and 'en_prime', no copy made."""
     mono = tmp_path / "mono" / "en"
-    binarize(bpe_dir, mono, ["en"])
+    binarize(texts(bpe_dir, ["en"]), mono)
     out = tmp_path / "en-en_prime"
-    alias_language(mono, "en", "en_prime", out)
+    data = [mono / "en" / f"{s}.{x}" for s in ("train", "valid", "test") for x in ("bin", "idx")]
+    alias_language(mono / "dict.txt", mono / "dict.en.txt", data, "en", "en_prime", out)
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["en", "en_prime"]
     for name in ("en", "en_prime"):
         for split in ("train", "valid", "test"):
@@ -154,5 +158,5 @@ def test_alias_language_reads_the_same_data_under_a_second_id(tmp_path, bpe_dir)
         assert (out / f"dict.{name}.txt").read_text() == (mono / "dict.en.txt").read_text()
     assert (out / "dict.txt").read_text() == (mono / "dict.txt").read_text()
     assert not list(out.glob(".*tmp"))
-    with pytest.raises(InputError, match="binarize_mono output"):
-        alias_language(tmp_path / "nowhere", "en", "en_prime", tmp_path / "x")
+    with pytest.raises(InputError, match="nowhere.*binarize_mono output"):
+        alias_language(tmp_path / "nowhere", mono / "dict.en.txt", data, "en", "en_prime", tmp_path / "x")

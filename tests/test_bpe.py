@@ -88,13 +88,13 @@ def test_prefixed_is_per_language_plus_prefix(built):
 
 def test_files_and_manifest(built):
     for mode, d in built.items():
-        m = read_manifest(d)
+        m = read_manifest(d / "bpe.json")
         assert m["mode"] == mode and m["languages"] == ["en", "fr"]
         for lang in ("en", "fr"):
             assert (d / m["codes"][lang]).is_file()
             for split in ("train", "valid", "test"):
                 assert (d / f"{lang}.{split}.bpe").is_file()
-    assert read_manifest(built["joint"])["codes"] == {"en": "codes.joint", "fr": "codes.joint"}
+    assert read_manifest(built["joint"] / "bpe.json")["codes"] == {"en": "codes.joint", "fr": "codes.joint"}
 
 
 def test_segmentation_round_trips_to_words(built, texts):
@@ -127,7 +127,7 @@ def test_joint_learns_min_of_merges_and_possible(tmp_path, texts):
 def test_subword_tokenizer_matches_bpe_files(built, texts):
     for d in built.values():
         for lang in ("en", "fr"):
-            tok = SubwordTokenizer(d, lang)
+            tok = SubwordTokenizer(d / "bpe.json", lang)
             orig = texts[lang]["valid"].read_text().splitlines()
             seg = (d / f"{lang}.valid.bpe").read_text().splitlines()
             for o, s in zip(orig, seg):
@@ -137,13 +137,13 @@ def test_subword_tokenizer_matches_bpe_files(built, texts):
 
 
 def test_subword_tokenizer_rejects_bad_input(built, tmp_path):
-    tok = SubwordTokenizer(built["joint"], "en")
+    tok = SubwordTokenizer(built["joint"] / "bpe.json", "en")
     with pytest.raises(ValueError):
         tok.words_to_subwords(["two words"])
     with pytest.raises(InputError):
-        SubwordTokenizer(built["joint"], "zh")
+        SubwordTokenizer(built["joint"] / "bpe.json", "zh")
     with pytest.raises(InputError, match="bpe.json"):
-        SubwordTokenizer(tmp_path, "en")
+        SubwordTokenizer(tmp_path / "bpe.json", "en")
 
 
 def test_anchor_stats_definition():
@@ -160,7 +160,7 @@ def test_anchor_stats_definition():
 def test_monolingual(tmp_path, texts):
     m = build_bpe(tmp_path / "mono", "joint", 100, {"en": texts["en"]})
     assert m["languages"] == ["en"] and not (tmp_path / "mono" / "anchors.json").exists()
-    tok = SubwordTokenizer(tmp_path / "mono", "en")
+    tok = SubwordTokenizer(tmp_path / "mono" / "bpe.json", "en")
     first = texts["en"]["train"].read_text().splitlines()[0].split()
     line = (tmp_path / "mono" / "en.train.bpe").read_text().splitlines()[0]
     assert " ".join(p for w in tok.words_to_subwords(first) for p in w) == line
@@ -174,8 +174,7 @@ def test_parallel_workers_give_identical_files(tmp_path, texts, built):
 
 def test_canonical_setting_on_paper_config():
     from xling.bpe import canonical_setting
-    from xling.config import load_yaml
-    from xling.config import REPO
+    from xling.config import REPO, load_yaml
     settings = load_yaml(REPO / "config" / "config.yaml")["settings"]
     canon = {s: canonical_setting(settings, s) for s in settings}
     # the Sep* rows change parameters, not data: they reuse Default anchors' BPE

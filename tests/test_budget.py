@@ -125,9 +125,8 @@ def test_batch_layout_refuses_uneven_shares(processes):
 def test_flops_per_token_match_torchs_count_of_the_real_model():
     """The formula against torch's FLOP counter on a forward + backward of our MLM, with a known
     masked fraction (the counter sees matrix products only, as the formula counts them)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     from fairseq.data import Dictionary
+    from torch.utils.flop_counter import FlopCounterMode
 
     from xling.pretrain.fairseq_plugin.mlm_model import XlingMLMEncoder, base_architecture
 

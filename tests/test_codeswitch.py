@@ -11,8 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from xling.codeswitch import (PhraseDictionary, batches, build_dictionary, codeswitch_lines,
-                              codeswitch_pair, read_dict, read_muse, read_panlex)
+from xling.codeswitch import (
+    PhraseDictionary,
+    batches,
+    build_dictionary,
+    codeswitch_lines,
+    codeswitch_pair,
+    read_dict,
+    read_muse,
+    read_panlex,
+)
 from xling.codeswitch.switch import SwitchStats
 from xling.errors import InputError
 
@@ -206,9 +214,11 @@ def test_codeswitch_pair_writes_files_and_report(tmp_path):
     (tmp_path / "fr.txt").write_text("\n".join(_text(rng, [f"f{i}" for i in range(50)], 50)) + "\n")
     (tmp_path / "en-fr.tsv").write_text("".join(f"w{i}\tf{i}\t1\n" for i in range(100)))
     (tmp_path / "fr-en.tsv").write_text("".join(f"f{i}\tw{i}\t1\n" for i in range(50)))
+    out = tmp_path / "out"
     rep = codeswitch_pair({"en": tmp_path / "en.txt", "fr": tmp_path / "fr.txt"},
                           {"en": tmp_path / "en-fr.tsv", "fr": tmp_path / "fr-en.tsv"},
-                          tmp_path / "out", seed=7, batch_words=100)
+                          {"en": out / "en.train.txt", "fr": out / "fr.train.txt"}, out / "report.json", seed=7,
+                          batch_words=100)
     on_disk = json.loads((tmp_path / "out" / "report.json").read_text())
     assert on_disk == json.loads(json.dumps(rep))
     for lang, other in (("en", "f"), ("fr", "w")):
@@ -226,14 +236,16 @@ def test_variants_switch_independently(tmp_path):
     reports, texts = [], []
     for k in range(3):
         out = tmp_path / f"v{k}"
-        reports.append(codeswitch_pair({"en": tmp_path / "en.txt"}, {"en": tmp_path / "en-fr.tsv"}, out, seed=7,
-                                       batch_words=100, variant=k))
+        reports.append(codeswitch_pair({"en": tmp_path / "en.txt"}, {"en": tmp_path / "en-fr.tsv"},
+                                       {"en": out / "en.train.txt"}, out / "report.json", seed=7, batch_words=100,
+                                       variant=k))
         texts.append((out / "en.train.txt").read_text())
     assert len(set(texts)) == 3
     assert [r["variant"] for r in reports] == [0, 1, 2]
     assert all(r["languages"]["en"]["max_batch_fraction"] <= 0.15 for r in reports)
-    again = codeswitch_pair({"en": tmp_path / "en.txt"}, {"en": tmp_path / "en-fr.tsv"}, tmp_path / "again", seed=7,
-                            batch_words=100)
+    again = tmp_path / "again"
+    codeswitch_pair({"en": tmp_path / "en.txt"}, {"en": tmp_path / "en-fr.tsv"}, {"en": again / "en.train.txt"},
+                    again / "report.json", seed=7, batch_words=100)
     assert (tmp_path / "again" / "en.train.txt").read_text() == texts[0]
 
 

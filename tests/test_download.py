@@ -25,7 +25,6 @@ from xling.download import (
     safe_extract,
 )
 from xling.download.licensed import needed_licensed, unavailable_ner_targets
-from xling.errors import ConfigError
 
 NO_WAIT = lambda attempt: 0.0  # noqa: E731 - tests must not sleep between retries
 

@@ -11,9 +11,9 @@ import torch
 from fairseq.data import Dictionary
 from torch import nn
 
-from xling.errors import InputError
 from xling.config import grid_cells, hp_id, load_yaml
-from xling.finetune import finetune
+from xling.errors import InputError
+from xling.finetune import FinetuneJob, TaskFiles, finetune
 from xling.finetune.data import read_bio, read_nli
 from xling.finetune.encoder import Encoder, freeze_language_specific
 from xling.finetune.schedule import warmup_linear
@@ -124,6 +124,21 @@ def task_dir(tmp_path_factory):
     return root
 
 
+SUFFIX = {"xnli": "tsv", "ner": "bio", "parsing": "conllu"}
+
+
+def job(task, hp, epochs, seed, max_seq_len=64, **kw) -> FinetuneJob:
+    """An en -> fr job of the fine-tuning rule's shape."""
+    return FinetuneJob(task=task, src_lang="en", tgt_lang="fr", hp=hp, epochs=epochs, seed=seed,
+                       max_seq_len=max_seq_len, warmup_fraction=0.1, **kw)
+
+
+def files(task_dir, task) -> TaskFiles:
+    root, x = task_dir / task, SUFFIX[task]
+    return TaskFiles(train=root / "en" / f"train.{x}", en_dev=root / "en" / f"dev.{x}",
+                     tgt_dev=root / "fr" / f"dev.{x}", tgt_test=root / "fr" / f"test.{x}")
+
+
 CASES = {
     # task: (hp, chance level of the metric, epochs)
     "xnli": ({"batch_size": 16, "encoder_lr": 1e-3, "classifier_lr": 3e-3}, 100 / 3, 4),
@@ -140,7 +155,7 @@ def test_tiny_finetune_learns_and_freezes_language_parameters(task, task_dir):
     before_lang = {lang: enc.lang_embed[lang].detach().clone() for lang in LANGS}
     before_shared = enc.tokens.weight.detach().clone()
     hp, chance, epochs = CASES[task]
-    res = finetune(task, enc, per_word, task_dir / task, "en", "fr", hp, epochs, seed=3, max_seq_len=64)
+    res = finetune(job(task, hp, epochs, seed=3), enc, per_word, files(task_dir, task))
     # English dev well above chance, and the zero-shot target (same vocabulary here) too.
     assert res["en_dev"] > chance + 30, res["history"]
     assert res["tgt_test"] > chance + 20, res
@@ -162,7 +177,7 @@ def test_target_language_parameters_are_used_at_test(task_dir):
     hp, _, _ = CASES["ner"]
     with torch.no_grad():
         enc.lang_embed["fr"].mul_(0).add_(50.0)  # swamps the input for fr only
-    res = finetune("ner", enc, per_word, task_dir / "ner", "en", "fr", hp, 3, seed=3, max_seq_len=64)
+    res = finetune(job("ner", hp, 3, seed=3), enc, per_word, files(task_dir, "ner"))
     assert res["en_dev"] > 50
     assert res["tgt_test"] < res["en_dev"] - 20
 
@@ -171,7 +186,7 @@ def test_truncation_is_counted_and_all_words_scored(task_dir):
     torch.manual_seed(0)
     enc = TinyEncoder()
     hp, _, _ = CASES["parsing"]
-    res = finetune("parsing", enc, per_word, task_dir / "parsing", "en", "fr", hp, 1, seed=1, max_seq_len=6)
+    res = finetune(job("parsing", hp, 1, seed=1, max_seq_len=6), enc, per_word, files(task_dir, "parsing"))
     # Sentences have 3-7 words: with room for 4 words every longer one is cut.
     assert 0 < res["truncated"]["train"] < res["examples"]["train"]
     assert 0.0 <= res["tgt_test"] <= 100.0
@@ -180,8 +195,7 @@ def test_truncation_is_counted_and_all_words_scored(task_dir):
 def test_max_train_examples_caps_english_training(task_dir):
     torch.manual_seed(0)
     hp, _, _ = CASES["ner"]
-    res = finetune("ner", TinyEncoder(), per_word, task_dir / "ner", "en", "fr", hp, 1, seed=1, max_seq_len=64,
-                   max_train_examples=32)
+    res = finetune(job("ner", hp, 1, seed=1, max_train_examples=32), TinyEncoder(), per_word, files(task_dir, "ner"))
     assert res["examples"]["train"] == 32 and res["steps"] == 2  # 32 examples in batches of 16
 
 
@@ -245,6 +259,6 @@ def test_bad_task_files_name_file_and_line(tmp_path):
 def test_tiny_finetune_on_cuda(task_dir):
     torch.manual_seed(0)
     hp, chance, epochs = CASES["parsing"]
-    res = finetune("parsing", TinyEncoder(), per_word, task_dir / "parsing", "en", "fr", hp, epochs, seed=3,
-                   device="cuda", max_seq_len=64)
+    res = finetune(job("parsing", hp, epochs, seed=3), TinyEncoder(), per_word, files(task_dir, "parsing"),
+                   device="cuda")
     assert res["en_dev"] > chance + 30

@@ -9,12 +9,13 @@ import random
 import pytest
 import torch
 from fairseq.data import Dictionary
-
 from test_finetune import LANGS, WORDS, make_ner, per_word
-from tiny_checkpoint import write_tiny_checkpoint
-from xling.finetune import finetune
+
+from xling.finetune import FinetuneJob, TaskFiles, finetune
 
 mlm_model = pytest.importorskip("xling.pretrain.fairseq_plugin.mlm_model")
+from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
+
 loader = pytest.importorskip("xling.pretrain.loader")
 
 
@@ -30,6 +31,16 @@ def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int):
     mlm_model.base_architecture(args)
     enc = mlm_model.XlingMLMEncoder(args, d, len(LANGS), None)
     return loader.LoadedEncoder(enc, d, LANGS)
+
+
+def job(epochs, max_seq_len=64) -> FinetuneJob:
+    return FinetuneJob(task="ner", src_lang="en", tgt_lang="fr", hp={"batch_size": 16, "lr": 3e-3}, epochs=epochs,
+                       seed=1, max_seq_len=max_seq_len, warmup_fraction=0.1)
+
+
+def files(ner_dir) -> TaskFiles:
+    return TaskFiles(train=ner_dir / "en" / "train.bio", en_dev=ner_dir / "en" / "dev.bio",
+                     tgt_dev=ner_dir / "fr" / "dev.bio", tgt_test=ner_dir / "fr" / "test.bio")
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +60,13 @@ def test_real_encoder_finetunes_with_frozen_language_parts(ner_dir, sep_emb, sep
     enc = tiny_loaded_encoder(sep_emb, sep_layers)
     specific = {lang: [p.detach().clone() for p in enc.language_specific_parameters(lang)] for lang in LANGS}
     assert (len(specific["en"]) > 0) == (sep_emb or sep_layers > 0)
-    res = finetune("ner", enc, per_word, ner_dir, "en", "fr", {"batch_size": 16, "lr": 3e-3}, 3, seed=1,
-                   max_seq_len=64)
+    res = finetune(job(3), enc, per_word, files(ner_dir))
     assert res["en_dev"] > 60, res["history"]
     for lang in LANGS:
         for before, after in zip(specific[lang], enc.language_specific_parameters(lang)):
             assert torch.equal(before, after.detach())
     with pytest.raises(ValueError, match="positions"):
-        finetune("ner", enc, per_word, ner_dir, "en", "fr", {"batch_size": 16, "lr": 3e-3}, 1, seed=1,
-                 max_seq_len=65)
+        finetune(job(1, max_seq_len=65), enc, per_word, files(ner_dir))
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +85,9 @@ def test_run_finetune_job_with_checkpoint_and_bpe(ner_dir, job_inputs, tmp_path)
 
     from xling.finetune import run_finetune
 
-    ckpt, bpe_dir, _ = job_inputs
+    ckpt, bpe, dictionary = job_inputs
     out = tmp_path / "finetune" / "default" / "en-fr" / "ner" / "bs16_lr0.003" / "result.json"
-    res = run_finetune("ner", ckpt, bpe_dir, ner_dir, "en", "fr", {"batch_size": 16, "lr": 3e-3}, 3, out,
-                       seed=1, max_seq_len=64, meta={"setting": "default"})
+    res = run_finetune(job(3), ckpt, dictionary, bpe, files(ner_dir), out, meta={"setting": "default"})
     saved = json.loads(out.read_text())
     assert saved["tgt_test"] == pytest.approx(res["tgt_test"]) and saved["meta"] == {"setting": "default"}
     assert saved["en_dev"] > 60, saved["history"]
@@ -95,23 +103,30 @@ def test_finetune_workflow_script(ner_dir, job_inputs, tmp_path):
 
     from snakemake.iocontainers import Namedlist
 
-    ckpt, bpe_dir, data_dir = job_inputs
+    ckpt, bpe, dictionary = job_inputs
     out = tmp_path / "r" / "result.json"
+    tokenize = {lang: {"moses_lang": lang, "segmenter": "none", "lowercase": False, "stanford_model": None}
+                for lang in ("en", "fr")}
+    job_params = {"task": "ner", "src_lang": "en", "tgt_lang": "fr", "hp": {"batch_size": 16, "lr": 3e-3},
+                  "epochs": 1, "seed": 1, "max_seq_len": 64, "schedule": "warmup_linear", "warmup_fraction": 0.1,
+                  "epoch_size": None, "max_train_examples": None, "tokenize": tokenize}
+    task_files = {"train": ner_dir / "en" / "train.bio", "en_dev": ner_dir / "en" / "dev.bio",
+                  "tgt_dev": ner_dir / "fr" / "dev.bio", "tgt_test": ner_dir / "fr" / "test.bio"}
     sm = SimpleNamespace(
-        input=Namedlist(fromdict={"checkpoint": str(ckpt), "bpe": str(bpe_dir / "bpe.json"),
-                                  "dictionary": str(data_dir / "dict.txt")}),
+        input=Namedlist(fromdict={"checkpoint": str(ckpt), "bpe": str(bpe), "dictionary": str(dictionary),
+                                  **{k: str(v) for k, v in task_files.items()}}),
         output=Namedlist(fromdict={"result": str(out)}),
-        params=Namedlist(fromdict={"task": "ner", "task_dir": str(ner_dir), "src": "en", "tgt": "fr",
-                                   "task_dirs": ["en", "fr"], "hp": {"batch_size": 16, "lr": 3e-3},
-                                   "epochs": 1, "seed": 1, "max_seq_len": 64, "schedule": "warmup_linear",
-                                   "warmup_fraction": 0.1, "epoch_size": None, "stanford_home": None,
-                                   "meta": {"setting": "default", "pair": "en-fr"}}),
+        params=Namedlist(fromdict={"job": job_params, "meta": {"setting": "default", "pair": "en-fr"}}),
         threads=1, resources=Namedlist(fromdict={"gpu": 0}), log=[str(tmp_path / "log" / "ft.log")],
-        config={"languages": {"en": {"moses": "en", "segmenter": "none"}, "fr": {"moses": "fr", "segmenter": "none"}},
-                "preprocess": {"lowercase_and_remove_accent": False}},
+        rule="finetune", wildcards=Namedlist(fromdict={"task": "ner"}),
     )
     script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "finetune.py"
     runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
     rec = json.loads(out.read_text())
     assert rec["epochs"] == 1 and rec["schedule"] == "warmup_linear" and rec["meta"]["pair"] == "en-fr"
-    assert "epoch 1:" in (tmp_path / "log" / "ft.log").read_text()
+    log = (tmp_path / "log" / "ft.log").read_text()
+    assert "epoch 1:" in log
+    # the log ends with the job's one-line summary
+    summary = json.loads(log.strip().splitlines()[-1])
+    assert summary["rule"] == "finetune" and summary["wildcards"] == {"task": "ner"}
+    assert summary["tgt_test"] == pytest.approx(rec["tgt_test"])

@@ -5,6 +5,7 @@ import stat
 
 import pytest
 
+from xling import config as xcfg
 from xling.preprocess.segment import SegmenterUnavailable, StanfordSegmenter, segmenter
 from xling.preprocess.tokenize import LineTokenizer, TokenizeSettings
 
@@ -37,10 +38,19 @@ def test_zh_is_normalised_after_segmentation_as_in_xlm():
     assert tok.given_word("天安门") == ["天安门"]
 
 
+def test_given_words_need_no_segmenter():
+    """NER and UD words are already segmented: normalising them starts no Stanford segmenter (no
+    Java, no segmenter files), while a raw line still asks for it."""
+    tok = LineTokenizer(TokenizeSettings("zh", segmenter="stanford", stanford_model="pku"))
+    assert tok.given_word("北京。") == ["北京."]
+    with pytest.raises(SegmenterUnavailable, match="segmenter directory"):
+        tok("我爱北京")
+
+
 def test_stanford_model_defaults_to_xlms_pku():
-    assert TokenizeSettings("zh", segmenter="stanford").stanford_model == "pku"
-    cfg = {"languages": {"zh": {"moses": "zh", "segmenter": "stanford"}}, "preprocess": {}}
-    assert TokenizeSettings.from_config(cfg, "zh").stanford_model == "pku"
+    cfg = {"languages": {"zh": {"moses": "zh", "segmenter": "stanford"}},
+           "preprocess": {"lowercase_and_remove_accent": False}}
+    assert TokenizeSettings.from_config(xcfg.fill_defaults(cfg), "zh").stanford_model == "pku"
 
 
 def _fake_home(tmp_path, script: str):
@@ -72,12 +82,12 @@ def test_stanford_batch_wrapper_maps_lines(tmp_path):
 def test_stanford_failure_reports_stderr(tmp_path):
     _fake_home(tmp_path, "#!/bin/bash\necho 'Error: could not find or load main class' >&2\nexit 1\n")
     with pytest.raises(SegmenterUnavailable, match="main class"):
-        StanfordSegmenter(tmp_path)("x")
+        StanfordSegmenter(tmp_path, "pku")("x")
 
 
 def test_stanford_missing_segmenter_suggests_jieba(tmp_path):
     with pytest.raises(SegmenterUnavailable, match="segmenter: jieba"):
-        StanfordSegmenter(tmp_path / "nothing-here")
+        StanfordSegmenter(tmp_path / "nothing-here", "pku")
     with pytest.raises(SegmenterUnavailable, match="segmenter: jieba"):
         segmenter("stanford")
 
@@ -85,7 +95,7 @@ def test_stanford_missing_segmenter_suggests_jieba(tmp_path):
 def test_stanford_missing_java_suggests_jieba(tmp_path):
     _fake_home(tmp_path, "#!/bin/bash\n")
     with pytest.raises(SegmenterUnavailable, match="segmenter: jieba"):
-        StanfordSegmenter(tmp_path, java="no-such-java-binary")
+        StanfordSegmenter(tmp_path, "pku", java="no-such-java-binary")
 
 
 def test_unknown_segmenter_and_model():

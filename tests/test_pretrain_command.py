@@ -4,17 +4,16 @@ each Table 1 separation option."""
 from pathlib import Path
 
 import pytest
-import yaml
 
+from support.inprocess import parse_command
+from xling import config as xcfg
 from xling.errors import ConfigError
 from xling.pretrain.command import cpu_process_commands, fairseq_train_command
 from xling.pretrain.fairseq_plugin import USER_DIR
 from xling.pretrain.schedule import schedule
 
-from support.inprocess import parse_command
-
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+CONFIG = xcfg.load(ROOT / "config" / "config.yaml")  # defaults filled in, as the workflow sees it
 
 
 def opts(cmd):

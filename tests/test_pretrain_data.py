@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from xling.pretrain.command import fairseq_train_command
-from xling.pretrain.sampling import language_sampling_probs
-
 from support.inprocess import build
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.sampling import language_sampling_probs
 
 N_TRAIN = {"en": 800, "fr": 200}
 

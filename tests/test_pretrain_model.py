@@ -5,10 +5,9 @@ other language's parameters alone."""
 import pytest
 import torch
 
-from xling.pretrain.command import fairseq_train_command
-
 from support.inprocess import build
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+from xling.pretrain.command import fairseq_train_command
 
 SETTINGS = {  # name: (separate embeddings, separate bottom layers)
     "default": (False, 0), "sep_emb": (True, 0), "sep_l1_3": (False, 3), "sep_l1_6": (False, 6),

@@ -38,10 +38,9 @@ def test_fp16_training_path_steps(tmp_path, monkeypatch):
     device only to key its master tensor; CPU tensors have device index None."""
     import torch
 
-    from xling.pretrain.command import fairseq_train_command
-
     from support.inprocess import build_trainer
     from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+    from xling.pretrain.command import fairseq_train_command
 
     monkeypatch.setattr(torch.cuda, "current_device", lambda: None)
     data = write_toy_data(tmp_path / "bin", ["en", "fr"], n_train=100, seed=4)

@@ -11,12 +11,11 @@ import time
 import pytest
 import torch
 
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.loader import load_encoder
 from xling.pretrain.run import fairseq_env, resolve_executable, run_pretraining
 from xling.pretrain.schedule import schedule
-
-from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +62,8 @@ def test_uninterrupted_and_killed_runs_end_alike(data_dir, tmp_path):
     done_b = run_pretraining(command(data_dir, b), b, ["en", "fr"], total, b / "train.log", b / "done.json",
                              threads=1)
     log = (b / "train.log").read_text()
-    resumed = [int(n) for n in re.findall(r"Loaded checkpoint \S+checkpoint_last\.pt \(epoch \d+ @ (\d+) updates\)", log)]
+    loaded = r"Loaded checkpoint \S+checkpoint_last\.pt \(epoch \d+ @ (\d+) updates\)"
+    resumed = [int(n) for n in re.findall(loaded, log)]
     assert len(resumed) == 1 and 0 < resumed[0] < total, "the rerun did not continue the killed run"
     # the counter continues from the checkpoint rather than restarting at 1
     updates_after = [int(n) for n in re.findall(r'"num_updates": "(\d+)"', log.split("Loaded checkpoint")[1])]

@@ -4,11 +4,16 @@ ppl, tokens/s and wall time over (resumed) invocations."""
 import json
 
 import pytest
-
 import torch
 
-from xling.pretrain.run import (START_MARK, checkpoint_updates, parse_log, readable_updates,
-                               repair_last_checkpoint, summarise)
+from xling.pretrain.run import (
+    START_MARK,
+    checkpoint_updates,
+    parse_log,
+    readable_updates,
+    repair_last_checkpoint,
+    summarise,
+)
 
 
 def line(stamp, tag, rec):
@@ -16,7 +21,8 @@ def line(stamp, tag, rec):
 
 
 def valid(stamp, lang, updates, loss):
-    return line(stamp, f"valid_{lang}", {"epoch": 1, f"valid_{lang}_loss": loss, f"valid_{lang}_ppl": round(2 ** loss, 2),
+    return line(stamp, f"valid_{lang}", {"epoch": 1, f"valid_{lang}_loss": loss,
+                                         f"valid_{lang}_ppl": round(2 ** loss, 2),
                                          f"valid_{lang}_num_updates": updates})
 
 

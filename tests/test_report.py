@@ -131,12 +131,16 @@ def test_report_workflow_script(finetune_dir, tmp_path):
         input=Namedlist(fromdict={"results": [str(p) for p in sorted(finetune_dir.glob("*/*/*/*/result.json"))]}),
         output=Namedlist(fromdict={n: str(out / f) for n, f in zip(names, files)}),
         params=Namedlist(fromdict={"settings": SETTINGS, "labels": LABELS, "pairs": PAIRS, "tasks": TASKS,
-                                   "top_k": 2, "baseline": "default", "source": "en", "note": ""}),
+                                   "top_k": 2, "baseline": "default", "source": "en", "note": "",
+                                   "unavailable": {"ner": {}}}),
+        log=[str(tmp_path / "report.log")], rule="report",
     )
     script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "report.py"
     runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
     assert sorted(p.name for p in out.iterdir()) == sorted(files)
     assert "| Default | 71.0 | 63.0 | 0.0 |" in (out / "table1.md").read_text(encoding="utf-8")
+    n_cells = sum(len(v) for v in CELLS.values())
+    assert f'"cells": {n_cells}' in (tmp_path / "report.log").read_text()  # the job's summary line
 
 
 def test_a_column_without_its_licensed_corpus_says_what_it_needs(finetune_dir, tmp_path):

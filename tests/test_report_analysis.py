@@ -10,9 +10,9 @@ import pytest
 
 from xling.report.analysis_figures import (
     analysis_tables_md,
+    check_figure7,
     cka_grid,
     cka_retrieval_correlation,
-    check_figure7,
     figure6,
     figure7,
     layer_average,

@@ -16,6 +16,7 @@ import pytest
 
 from xling.download import safe_extract
 from xling.errors import InputError
+from xling.preprocess.segment import segmenter
 from xling.taskdata.ner import (
     build_conll2003,
     build_levow,
@@ -28,7 +29,6 @@ from xling.taskdata.ner import (
 )
 from xling.taskdata.nli import build_xnli, read_xnli_tsv
 from xling.taskdata.parallel import read_tatoeba, read_xnli_15way, tatoeba_files
-from xling.preprocess.segment import segmenter
 from xling.taskdata.textio import blank_line_blocks, read_bio
 from xling.taskdata.ud import build_ud, validate_conllu
 
@@ -87,7 +87,8 @@ def test_realign_rule():
     chars = list("在北京大学见张三")
     tags = ["O", "B-ORG", "I-ORG", "I-ORG", "I-ORG", "O", "B-PER", "I-PER"]
     # entity across two words; a word starting outside and reaching into an entity
-    assert realign_to_words(chars, tags, ["在", "北京", "大学", "见张", "三"]) == ["O", "B-ORG", "I-ORG", "B-PER", "I-PER"]
+    words = ["在", "北京", "大学", "见张", "三"]
+    assert realign_to_words(chars, tags, words) == ["O", "B-ORG", "I-ORG", "B-PER", "I-PER"]
     assert realign_to_words(chars, tags, ["在北京", "大学见", "张三"]) == ["B-ORG", "I-ORG", "B-PER"]
     # two entities merged in one word: the first wins, the second continues as B on its next word
     tags2 = ["O", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "O", "O", "O"]
@@ -135,16 +136,18 @@ def test_build_xnli(tmp_path):
     (mnli / "multinli_1.0" / "multinli_1.0_train.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     counts = build_xnli(xnli, mnli, ["en", "fr", "zh"], out)
     assert counts == {"en": {"dev": 1, "test": 1, "train": 2}, "fr": {"dev": 1, "test": 1}, "zh": {"dev": 1, "test": 1}}
-    assert (out / "en/train.tsv").read_text() == "premise\thypothesis\tlabel\nP1\tH1\tneutral\nP3 has a tab\tH3\tcontradiction\n"
+    expected = "premise\thypothesis\tlabel\nP1\tH1\tneutral\nP3 has a tab\tH3\tcontradiction\n"
+    assert (out / "en/train.tsv").read_text() == expected
     assert (out / "zh/dev.tsv").read_text().splitlines()[1] == "一个人在吃饭。\t没有人吃饭。\tcontradiction"
     assert not (out / "fr/train.tsv").exists() and not (out / "de").exists()
 
 
 def test_xnli_malformed_lines(tmp_path):
     _write_xnli(tmp_path, [_xnli_row("en", "entailment", "a", "b"), _xnli_row("en", "neutral", "a", "b")[:-5]], [])
-    _raises_at(lambda: read_xnli_tsv(tmp_path / "XNLI-1.0/xnli.dev.tsv"), 3, "xnli.dev.tsv:3", "19 tab-separated columns")
+    dev = tmp_path / "XNLI-1.0/xnli.dev.tsv"
+    _raises_at(lambda: read_xnli_tsv(dev), 3, "xnli.dev.tsv:3", "19 tab-separated columns")
     _write_xnli(tmp_path, [_xnli_row("en", "entailment", "a", "b")] * 3 + [_xnli_row("en", "maybe", "a", "b")], [])
-    _raises_at(lambda: read_xnli_tsv(tmp_path / "XNLI-1.0/xnli.dev.tsv"), 5, "entailment|neutral|contradiction", "maybe")
+    _raises_at(lambda: read_xnli_tsv(dev), 5, "entailment|neutral|contradiction", "maybe")
     _write_xnli(tmp_path, [_xnli_row("en", "entailment", "a", "b")], [])
     _raises_at(lambda: read_xnli_tsv(tmp_path / "XNLI-1.0/xnli.dev.tsv", ["ru"]), None, "examples for languages ru")
 
@@ -154,7 +157,8 @@ def test_multinli_bad_json_line(tmp_path):
     _write_xnli(tmp_path / "xnli", [_xnli_row("en", "entailment", "a", "b")], [_xnli_row("en", "neutral", "c", "d")])
     d = tmp_path / "mnli" / "multinli_1.0"
     d.mkdir(parents=True)
-    (d / "multinli_1.0_train.jsonl").write_text('{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n{"gold_label": \n')
+    (d / "multinli_1.0_train.jsonl").write_text(
+        '{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n{"gold_label": \n')
     _raises_at(lambda: build_xnli(tmp_path / "xnli", tmp_path / "mnli", ["en"], tmp_path / "out"), 2, "JSON")
     assert not (tmp_path / "out/en/train.tsv").exists()  # atomic: no half-written file
 
@@ -173,7 +177,8 @@ def _tar_bytes(members: dict[str, bytes], mode: str) -> bytes:
     return buf.getvalue()
 
 
-PANX_TRAIN = "en:John\tB-PER\nen:Smith\tI-PER\nen:visited\tO\nen:New\tB-LOC\nen:York\tI-LOC\n\nen:ratio\tO\nen:3:2\tO\n\n"
+PANX_TRAIN = ("en:John\tB-PER\nen:Smith\tI-PER\nen:visited\tO\nen:New\tB-LOC\nen:York\tI-LOC\n\n"
+              "en:ratio\tO\nen:3:2\tO\n\n")
 
 
 def _panx(tmp_path: Path, en_train: str) -> Path:
@@ -288,7 +293,8 @@ def test_build_levow(tmp_path):
         def __call__(self, text):
             raise AssertionError("per-sentence call on a batch segmenter")
 
-    assert read_levow(tmp_path / "train.txt", Batch()) == read_bio(tmp_path / "out/train.bio") + read_bio(tmp_path / "out/dev.bio")
+    written = read_bio(tmp_path / "out/train.bio") + read_bio(tmp_path / "out/dev.bio")
+    assert read_levow(tmp_path / "train.txt", Batch()) == written
     assert Batch.calls == 1
     # the real segmenter spells the characters too and keeps one entity per char entity
     sents = read_levow(tmp_path / "test.txt", segmenter("jieba"))
@@ -318,7 +324,8 @@ def test_build_ud_real_files(tmp_path):
     for tb in ("UD_English-EWT", "UD_Russian-GSD", "UD_Chinese-GSD"):
         src = next((UD / tb).glob("*-ud-test.conllu"))
         n = validate_conllu(src)
-        assert n == (src.read_text(encoding="utf-8").count("\n# sent_id") + src.read_text(encoding="utf-8").startswith("# sent_id"))
+        text = src.read_text(encoding="utf-8")
+        assert n == text.count("\n# sent_id") + text.startswith("# sent_id")
 
 
 @needs_shared
@@ -383,28 +390,35 @@ def test_xnli_15way(tmp_path):
 
 @needs_shared
 def test_taskdata_script_parsing(tmp_path):
+    from snakemake.iocontainers import Namedlist
+
     out = tmp_path / "tasks/parsing/zh"
     sm = SimpleNamespace(
-        rule="taskdata_parsing", input=SimpleNamespace(ud=str(UD)),
-        output=[str(out / "dev.conllu"), str(out / "test.conllu")],
-        params=SimpleNamespace(task="parsing", treebank="UD_Chinese-GSD", splits={"dev": "dev", "test": "test"}),
+        rule="taskdata_parsing", input=Namedlist(fromdict={"ud": str(UD)}),
+        output=Namedlist([str(out / "dev.conllu"), str(out / "test.conllu")]),
+        params=Namedlist(fromdict={"treebank": "UD_Chinese-GSD", "splits": {"dev": "dev", "test": "test"}}),
+        log=[str(tmp_path / "log")],
     )
-    runpy.run_path(str(REPO / "workflow/scripts/taskdata.py"), init_globals={"snakemake": sm})
+    runpy.run_path(str(REPO / "workflow/scripts/taskdata_parsing.py"), init_globals={"snakemake": sm})
     assert validate_conllu(out / "dev.conllu") == 500 and (out / "test.conllu").is_file()
+    assert '"dev": 500' in (tmp_path / "log").read_text()
 
 
 def test_download_script_fetch_and_extract(tmp_path):
+    from snakemake.iocontainers import Namedlist
+
     src = tmp_path / "src" / "a.tar"
     src.parent.mkdir()
     src.write_bytes(_tar_bytes({"d/x.txt": b"x"}, "w"))
     dest = tmp_path / "downloads/res/a.tar"
-    sm = SimpleNamespace(rule="download_res", output=[str(dest)],
-                         params=SimpleNamespace(url=src.as_uri(), sha256=None, mirror=None, retries=0, timeout=5))
+    sm = SimpleNamespace(rule="download_res", input=Namedlist(), output=Namedlist([str(dest)]),
+                         params=Namedlist(fromdict={"url": src.as_uri(), "sha256": None, "retries": 0, "timeout": 5}),
+                         log=[])
     runpy.run_path(str(REPO / "workflow/scripts/download.py"), init_globals={"snakemake": sm})
     assert dest.read_bytes() == src.read_bytes() and Path(str(dest) + ".sha256").is_file()
-    sm = SimpleNamespace(rule="extract_res", input=[str(dest)], output=[str(tmp_path / "downloads/res/extracted")],
-                         params=SimpleNamespace())
-    runpy.run_path(str(REPO / "workflow/scripts/download.py"), init_globals={"snakemake": sm})
+    sm = SimpleNamespace(rule="extract_res", input=Namedlist(fromdict={"archive": str(dest)}),
+                         output=Namedlist([str(tmp_path / "downloads/res/extracted")]), log=[])
+    runpy.run_path(str(REPO / "workflow/scripts/extract.py"), init_globals={"snakemake": sm})
     assert (tmp_path / "downloads/res/extracted/d/x.txt").read_bytes() == b"x"
 
 

@@ -14,16 +14,16 @@ import re
 import subprocess
 import sys
 import tarfile
-import zipfile
 import xml.etree.ElementTree as ET
+import zipfile
 from collections import Counter
 from pathlib import Path
 
 import conllu
 import pytest
 
-from xling.testbed import generate, resolve_params
 from xling.testbed import english as E
+from xling.testbed import generate, resolve_params
 from xling.testbed.generate import HOST, TREEBANKS, nli_pair_sets, parallel
 from xling.testbed.lexicon import build_lexicon
 from xling.testbed.nli import LABELS, make_pairs, relation

@@ -4,7 +4,6 @@ end-to-end slice of the demo (testbed -> ... -> one fine-tuning result) through 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -20,8 +19,8 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    # no PYTHONPATH: the workflow puts the checkout's src/ on the path itself (workflow/scripts/_setup.py)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
 def job_counts(output: str) -> dict[str, int]:
@@ -134,17 +133,26 @@ def _slice_config(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.slow
-def test_demo_slice_end_to_end(tmp_path):
-    """Testbed -> download (mirror) -> extract/tokenise/split -> BPE -> binarise -> fairseq MLM ->
-    NER fine-tuning, all through Snakemake; the fine-tuned model must beat chance on English dev."""
-    slice_cfg = _slice_config(tmp_path)
-    demo = REPO / "config" / "demo.yaml"
-    target = "results/slice/finetune/default/en-fr/ner/bs32_lr0.0005/result.json"
-    retrieval = "results/slice/analysis/retrieval/en-fr.json"
-    proc = snakemake(tmp_path, "--cores", "2", "--configfile", str(demo), str(slice_cfg), "--", target,
-                     retrieval, timeout=900)
+SLICE_TARGETS = ["results/slice/finetune/default/en-fr/ner/bs32_lr0.0005/result.json",
+                 "results/slice/analysis/retrieval/en-fr.json"]
+
+
+@pytest.fixture(scope="module")
+def slice_run(tmp_path_factory):
+    """The demo on the tiny testbed, run once for the tests below: testbed -> download (mirror) ->
+    extract/tokenise/split -> BPE -> binarise -> fairseq MLM -> NER fine-tuning, and Figure 6's job."""
+    workdir = tmp_path_factory.mktemp("slice")
+    configs = [str(REPO / "config" / "demo.yaml"), str(_slice_config(workdir))]
+    proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", *SLICE_TARGETS, timeout=900)
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
+    return workdir, configs
+
+
+@pytest.mark.slow
+def test_demo_slice_end_to_end(slice_run):
+    """The fine-tuned model must beat chance on English dev, and the two monolingual models align."""
+    tmp_path, _ = slice_run
+    target, retrieval = SLICE_TARGETS
     result = json.loads((tmp_path / target).read_text())
     assert result["meta"] == {"setting": "default", "pair": "en-fr", "task": "ner", "hp_id": "bs32_lr0.0005"}
     # span F1 of a tagger that learnt nothing is ~0; the testbed's entities are learnable
@@ -164,3 +172,74 @@ def test_demo_slice_end_to_end(tmp_path):
     for rel in ["corpus/en/wiki.train.txt", "bpe/default/en-fr/bpe.json", "bin/default/en-fr/dict.txt",
                 "bin/default/en-fr/fr/train.bin", "tasks/ner/fr/test.bio"]:
         assert (tmp_path / "results/slice" / rel).is_file(), rel
+
+
+def scheduled(output: str) -> list[tuple[str, str]]:
+    """(rule, reason) of every job a dry run lists."""
+    jobs, rule = [], None
+    for line in output.splitlines():
+        m = re.match(r"^(?:local)?rule (\S+):$", line)
+        if m:
+            rule = m.group(1)
+        elif line.strip().startswith("reason:") and rule is not None:
+            jobs.append((rule, line.strip()[len("reason:"):].strip()))
+            rule = None
+    return jobs
+
+
+@pytest.mark.slow
+def test_a_changed_setting_reruns_exactly_the_jobs_that_use_it(slice_run, tmp_path):
+    """Every value a job uses is a tracked param: after a run, changing a preprocessing knob reruns
+    tokenisation and what reads raw text the same way (fine-tuning, analysis) -- and what depends
+    on them -- while a fine-tuning knob reruns fine-tuning alone."""
+    workdir, configs = slice_run
+
+    def dry_run(overlay: str | None) -> list[tuple[str, str]]:
+        extra = []
+        if overlay is not None:
+            (tmp_path / "overlay.yaml").write_text(overlay)
+            extra = [str(tmp_path / "overlay.yaml")]
+        proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", *configs, *extra, "--", *SLICE_TARGETS)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return scheduled(proc.stdout)
+
+    assert dry_run(None) == []  # nothing changed: nothing to do
+    PARAMS = "Params have changed since last execution"
+
+    jobs = dry_run("preprocess: {lowercase_and_remove_accent: true}\n")
+    rules = {rule for rule, _ in jobs}
+    # tokenisation's own params changed (4 jobs: en and fr, two shards each); fine-tuning and the
+    # analysis, which tokenise raw text the same way, rerun with everything built on the corpus
+    assert [rule for rule, why in jobs if PARAMS in why] == ["tokenize_shard"] * 4, jobs
+    assert {"finetune", "analysis_retrieval"} <= rules, jobs
+    # nothing outside that chain (the raw shards are temporary files, so they are made again)
+    chain = {"wiki_extract", "split_shards_en", "split_shards_fr", "tokenize_shard", "merge_split", "bpe", "binarize",
+             "pretrain", "bpe_mono", "binarize_mono", "pretrain_mono", "finetune", "analysis_retrieval"}
+    assert rules <= chain, jobs
+
+    for overlay, rule in (("finetune: {ner: {epochs: 4}}\n", "finetune"),
+                          ("analysis: {max_seq_len: 64}\n", "analysis_retrieval")):
+        jobs = dry_run(overlay)
+        assert len(jobs) == 1 and jobs[0][0] == rule and PARAMS in jobs[0][1], (overlay, jobs)
+
+
+def test_rule_files_can_be_included_in_any_order(tmp_path):
+    """Rule files hold rules only and name what they share through common.smk: included in reverse
+    order after it, they plan the same jobs as the Snakefile's order."""
+    main = (REPO / "Snakefile").read_text()
+    includes = [line for line in main.splitlines() if line.startswith("include:")]
+    assert includes[0].endswith('common.smk"') and len(includes) > 5
+    reordered = main.replace("\n".join(includes), "\n".join([includes[0], *reversed(includes[1:])]))
+    assert reordered != main
+    (REPO / ".reordered.smk").write_text(reordered)  # beside the Snakefile: paths are relative to it
+    try:
+        counts = []
+        for snakefile in ("Snakefile", ".reordered.smk"):
+            cmd = [*SNAKEMAKE, "--snakefile", str(REPO / snakefile), "--directory", str(tmp_path), "-n", "--cores", "1",
+                   "--configfile", str(REPO / "config" / "demo.yaml"), "--", "all"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            counts.append(job_counts(proc.stdout))
+    finally:
+        (REPO / ".reordered.smk").unlink()
+    assert counts[0] == counts[1] and counts[0]["pretrain"] == 32

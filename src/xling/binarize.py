@@ -22,14 +22,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 from fairseq.data import Dictionary
 from fairseq.tokenizer import tokenize_line
 
 from xling.errors import InputError
 
-SPLITS = ("train", "valid", "test")
 PADDING_FACTOR = 8  # fairseq-preprocess' default
 
 
@@ -62,14 +61,8 @@ def _preprocess(dict_path: Path, files: dict[str, Path], lang: str, dest: Path, 
         raise RuntimeError(f"fairseq-preprocess failed for {lang} (exit {res.returncode}):\n{res.stderr[-4000:]}")
 
 
-def variant_train(bpe_dir: Path, lang: str, variant: int) -> Path:
-    """The BPE text of a code-switched copy of ``lang``'s training text (variant 0: the copy the
-    codes were learnt on, ``<lang>.train.bpe``)."""
-    return Path(bpe_dir) / (f"{lang}.train.bpe" if variant == 0 else f"{lang}.train.v{variant}.bpe")
-
-
 def _require(path: Path, what: str) -> None:
-    if not path.is_file():
+    if not Path(path).is_file():
         raise InputError(path, None, what, "no such file")
 
 
@@ -94,32 +87,32 @@ def _replace(built: Path, dest: Path) -> None:
     os.replace(built, dest)
 
 
-def binarize(bpe_dir: Path, out_dir: Path, languages: list[str], workers: int = 1,
-             splits: tuple[str, ...] = SPLITS, variants: int = 1) -> dict:
-    """Binarise `<lang>.<split>.bpe` of `bpe_dir` for every language into `out_dir`.
+def binarize(texts: Mapping[str, Mapping[str, Path]], out_dir: Path, workers: int = 1,
+             copies: Mapping[str, Sequence[Path]] | None = None) -> dict:
+    """Binarise the BPE ``texts`` (language -> split -> file; languages in language-id order) into
+    ``out_dir``.
 
-    ``variants`` > 1: the dictionaries also count the code-switched copies of the training text
-    (``<lang>.train.v<k>.bpe``), which :func:`binarize_variant` writes with the same dictionary.
+    ``copies``: language -> further code-switched copies of its training text, which the
+    dictionaries also count and :func:`binarize_variant` writes with the same dictionary.
     Everything is built in a temporary folder inside `out_dir`, then moved into place, the shared
     dict.txt last, so a failed run leaves no complete-looking output."""
-    bpe_dir, out_dir = Path(bpe_dir), Path(out_dir)
-    for lang in languages:
-        for split in splits:
-            _require(bpe_dir / f"{lang}.{split}.bpe", f"the {split} BPE text of {lang} (bpe stage output)")
-        for k in range(1, variants):
-            _require(variant_train(bpe_dir, lang, k), f"the BPE text of code-switched copy {k} of {lang}")
+    out_dir, copies = Path(out_dir), copies or {}
+    for lang, splits in texts.items():
+        for split, path in splits.items():
+            _require(path, f"the {split} BPE text of {lang} (bpe stage output)")
+        for k, path in enumerate(copies.get(lang, ()), 1):
+            _require(path, f"the BPE text of code-switched copy {k} of {lang}")
     with _staging(out_dir) as tmp:
-        per_lang = {lang: language_dictionary([variant_train(bpe_dir, lang, k) for k in range(variants)], workers)
-                    for lang in languages}
+        per_lang = {lang: language_dictionary([splits["train"], *copies.get(lang, ())], workers)
+                    for lang, splits in texts.items()}
         shared = shared_dictionary(list(per_lang.values()))
         shared.save(str(tmp / "dict.txt"))
         for lang, d in per_lang.items():
             d.save(str(tmp / f"dict.{lang}.txt"))
-            _preprocess(tmp / "dict.txt", {split: bpe_dir / f"{lang}.{split}.bpe" for split in splits}, lang,
-                        tmp / lang, workers)
+            _preprocess(tmp / "dict.txt", dict(texts[lang]), lang, tmp / lang, workers)
             (tmp / lang / "dict.txt").unlink()  # fairseq-preprocess copies the dictionary; one is enough
             os.replace(tmp / lang / "preprocess.log", tmp / f"preprocess.{lang}.log")
-        for lang in languages:
+        for lang in texts:
             for name in (lang, f"dict.{lang}.txt", f"preprocess.{lang}.log"):
                 _replace(tmp / name, out_dir / name)
         _replace(tmp / "dict.txt", out_dir / "dict.txt")
@@ -129,20 +122,19 @@ def binarize(bpe_dir: Path, out_dir: Path, languages: list[str], workers: int = 
     }
 
 
-def binarize_variant(dict_path: Path, bpe_dir: Path, languages: list[str], variant: int, out_dir: Path,
-                     workers: int = 1) -> None:
-    """Code-switched copy ``variant`` of the training text, binarised with the shared dictionary
-    into ``out_dir/<lang>/train.{bin,idx}``: a data directory fairseq trains an epoch on (its
-    dictionary and validation data come from the first directory of the data path)."""
-    bpe_dir, out_dir = Path(bpe_dir), Path(out_dir)
-    for lang in languages:
-        _require(variant_train(bpe_dir, lang, variant), f"the BPE text of code-switched copy {variant} of {lang}")
+def binarize_variant(dict_path: Path, texts: Mapping[str, Path], out_dir: Path, workers: int = 1) -> None:
+    """A code-switched copy of the training text (language -> its BPE text), binarised with the
+    shared dictionary into ``out_dir/<lang>/train.{bin,idx}``: a data directory fairseq trains an
+    epoch on (its dictionary and validation data come from the first directory of the data path)."""
+    out_dir = Path(out_dir)
+    for lang, path in texts.items():
+        _require(path, f"the BPE text of a code-switched copy of {lang}")
     with _staging(out_dir) as tmp:
-        for lang in languages:
-            _preprocess(Path(dict_path), {"train": variant_train(bpe_dir, lang, variant)}, lang, tmp / lang, workers)
+        for lang, path in texts.items():
+            _preprocess(Path(dict_path), {"train": Path(path)}, lang, tmp / lang, workers)
             (tmp / lang / "dict.txt").unlink()
             (tmp / lang / "preprocess.log").unlink()
-        for lang in languages:
+        for lang in texts:
             _replace(tmp / lang, out_dir / lang)
 
 
@@ -153,21 +145,23 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
-def alias_language(mono_dir: Path, lang: str, alias: str, out_dir: Path) -> None:
-    """A two-language data directory whose languages ``lang`` and ``alias`` both read the
-    monolingual ``mono_dir`` (hard links, no copy): Figure 7's bilingual en-en′ model is "trained
-    on English data but with separate embeddings", one language id per copy."""
-    mono_dir, out_dir = Path(mono_dir), Path(out_dir)
-    _require(mono_dir / "dict.txt", f"the binarised monolingual {lang} data (binarize_mono output)")
+def alias_language(shared_dict: Path, lang_dict: Path, data: Sequence[Path], lang: str, alias: str,
+                   out_dir: Path) -> None:
+    """A two-language data directory whose languages ``lang`` and ``alias`` both read one
+    language's binarised ``data`` files (hard links, no copy) with its dictionaries: Figure 7's
+    bilingual en-en′ model is "trained on English data but with separate embeddings", one
+    language id per copy."""
+    out_dir = Path(out_dir)
+    for path in (shared_dict, lang_dict, *data):
+        _require(path, f"the binarised monolingual {lang} data (binarize_mono output)")
     with _staging(out_dir) as tmp:
         for name in (lang, alias):
             (tmp / name).mkdir()
-            for split in SPLITS:
-                for ext in ("bin", "idx"):
-                    _link(mono_dir / lang / f"{split}.{ext}", tmp / name / f"{split}.{ext}")
-            _link(mono_dir / f"dict.{lang}.txt", tmp / f"dict.{name}.txt")
+            for path in data:
+                _link(Path(path), tmp / name / Path(path).name)
+            _link(Path(lang_dict), tmp / f"dict.{name}.txt")
         for name in (lang, alias):
             _replace(tmp / name, out_dir / name)
             _replace(tmp / f"dict.{name}.txt", out_dir / f"dict.{name}.txt")
-        _link(mono_dir / "dict.txt", tmp / "dict.txt")
+        _link(Path(shared_dict), tmp / "dict.txt")
         _replace(tmp / "dict.txt", out_dir / "dict.txt")

@@ -24,9 +24,9 @@ import shutil
 import signal
 import socket
 import stat
-import tempfile
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

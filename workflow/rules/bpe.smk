@@ -2,27 +2,6 @@
 # Settings whose BPE data are identical (Default anchors and the Sep* rows) are built once, under
 # the first such setting in config order (`canonical`).
 
-from xling.bpe import canonical_setting
-
-
-def canonical(name):
-    return canonical_setting(config["settings"], name)
-
-
-BPE_SPLITS = ("train", "valid", "test")
-
-
-def bpe_inputs(wc):
-    st = setting(wc.setting)
-    domains = dict(zip((wc.src, wc.tgt), st["domain"].split("-")))  # wiki-cc: en wiki, other cc
-    d = {}
-    for lang in (wc.src, wc.tgt):
-        for split in BPE_SPLITS:
-            d[f"{lang}_{split}"] = f"{R}/corpus/{lang}/{domains[lang]}.{split}.txt"
-        if st["codeswitch"]:  # codes are learnt on the first switched copy
-            d[f"{lang}_train"] = f"{R}/codeswitch/{wc.src}-{wc.tgt}/v0/{lang}.train.txt"
-    return d
-
 
 rule bpe:
     input:
@@ -31,20 +10,22 @@ rule bpe:
         manifest=f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/bpe.json",
         anchors=f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/anchors.json",
         texts=[f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/{l}.{s}.bpe" for l in ("{src}", "{tgt}") for s in BPE_SPLITS],
+    log:
+        f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.log",
+    benchmark:
+        f"{BENCH}/bpe/{{setting}}/{{src}}-{{tgt}}.tsv"
     wildcard_constraints:
         src=SRC,
         tgt="|".join(DATA_TARGETS),
-    log:
-        f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.log",
-    params:
-        mode=lambda wc: setting(wc.setting)["bpe"],
-        merges=lambda wc: setting(wc.setting)["merges"],
-        languages=lambda wc: [wc.src, wc.tgt],
     conda:
         "../../envs/corpus.yaml"
     threads: threads_of("bpe")
     resources:
         **res("bpe"),
+    params:
+        mode=lambda wc: setting(wc.setting)["bpe"],
+        merges=lambda wc: setting(wc.setting)["merges"],
+        languages=lambda wc: [wc.src, wc.tgt],
     script:
         "../scripts/bpe_build.py"
 
@@ -57,25 +38,21 @@ rule bpe_variant:
         text=f"{R}/codeswitch/{{src}}-{{tgt}}/v{{variant}}/{{lang}}.train.txt",
     output:
         f"{R}/bpe/{{setting}}/{{src}}-{{tgt}}/{{lang}}.train.v{{variant}}.bpe",
+    log:
+        f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.{{lang}}.v{{variant}}.log",
     wildcard_constraints:
         src=SRC,
         tgt="|".join(DATA_TARGETS),
         variant=r"[1-9]\d*",
-    log:
-        f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.{{lang}}.v{{variant}}.log",
-    params:
-        lang=lambda wc: wc.lang,
     conda:
         "../../envs/corpus.yaml"
     threads: threads_of("bpe")
     resources:
         **res("bpe"),
+    params:
+        lang=lambda wc: wc.lang,
     script:
         "../scripts/bpe_variant.py"
-
-
-def mono_corpus(wc):
-    return {f"{wc.lang}_{s}": f"{R}/corpus/{wc.lang}/wiki.{s}.txt" for s in BPE_SPLITS}
 
 
 rule bpe_mono:
@@ -86,15 +63,17 @@ rule bpe_mono:
         texts=[f"{R}/bpe/mono/{{lang}}/{{lang}}.{s}.bpe" for s in BPE_SPLITS],
     log:
         f"{LOGS}/bpe/mono/{{lang}}.log",
-    params:
-        mode="joint",
-        merges=config["monolingual"]["bpe_merges"],
-        languages=lambda wc: [wc.lang],
+    benchmark:
+        f"{BENCH}/bpe/mono/{{lang}}.tsv"
     conda:
         "../../envs/corpus.yaml"
     threads: threads_of("bpe")
     resources:
         **res("bpe"),
+    params:
+        mode="joint",
+        merges=config["monolingual"]["bpe_merges"],
+        languages=lambda wc: [wc.lang],
     script:
         "../scripts/bpe_build.py"
 
@@ -107,14 +86,12 @@ rule anchors_table:
         md=f"{R}/report/anchors.md",
     log:
         f"{LOGS}/report/anchors.log",
-    params:
-        entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
     conda:
         "../../envs/corpus.yaml"
     threads: 1
     resources:
-        **res("report"),
+        **res_single("report"),
+    params:
+        entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
     script:
         "../scripts/bpe_anchors_table.py"
-
-

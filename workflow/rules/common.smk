@@ -1,18 +1,32 @@
-# Shared by every stage: config validation, paths, resources, and the target lists of `all`.
+# Shared by every stage: config validation, paths, resources, the parameter bundles jobs receive,
+# input functions and the target lists of `all`. Rule files hold rules only, so they can be read
+# and included in any order after this one. Every value a job uses reaches it as a `params:` or
+# `input:` of its rule (a script never reads the config), so a changed setting reruns exactly the
+# jobs that use it.
 
 import sys
+from dataclasses import asdict
 from pathlib import Path
+from urllib.parse import urlparse
 
-# The package lives in src/; importing it from there keeps the workflow runnable from a checkout
-# even where only Snakemake is installed (e.g. the main process of a conda-per-rule run).
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# The one place that puts the package in src/ on sys.path, for this process as for every script.
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
+import _setup  # noqa: E402,F401
+
+from snakemake.logging import logger  # noqa: E402
 
 from xling import config as xcfg  # noqa: E402
+from xling.bpe import canonical_setting  # noqa: E402
 from xling.cluster.budget import check_pretrain_runtime  # noqa: E402
 from xling.cluster.resources import rule_resources, rule_threads  # noqa: E402
+from xling.download.licensed import unavailable_ner_targets  # noqa: E402
 from xling.errors import ConfigError  # noqa: E402
+from xling.preprocess.plan import n_shards, uses_stanford  # noqa: E402
+from xling.preprocess.split import SplitSettings  # noqa: E402
+from xling.preprocess.tokenize import TokenizeSettings  # noqa: E402
+from xling.taskdata.layout import ner_dataset, task_dirs  # noqa: E402
 
-# Before any job: the config is valid, and every pretraining job fits its runtime resource.
+# Before any job: defaults filled in, the config valid, every pretraining job fits its runtime.
 try:
     xcfg.validate(config)
     check_pretrain_runtime(config)
@@ -21,6 +35,7 @@ except ConfigError as err:
 
 R = f"results/{config['run_name']}"
 LOGS = f"logs/{config['run_name']}"
+BENCH = f"benchmarks/{config['run_name']}"
 SRC = config["source_language"]
 PAIRS = list(config["pairs"])  # Table 1's pairs
 SETTINGS = list(config["settings"])
@@ -28,12 +43,14 @@ TASKS = list(config["finetune"]["tasks"])
 TARGETS = xcfg.target_languages(config)
 MONO = xcfg.monolingual_models(config)
 USE_TESTBED = "testbed" in config
+TESTBED_MIRROR = f"{R}/testbed/mirror"  # the demo's offline mirror of every download
 # every bilingual pretraining job (Table 1, and Figure 7's en-de and en-en' models), and the pairs
 # whose BPE and binarised data are built for them
 BILINGUAL = xcfg.bilingual_models(config)
 DATA_PAIRS = xcfg.data_pairs(config)
 DATA_TARGETS = [xcfg.pair_langs(p)[1] for p in DATA_PAIRS]
 CS_VARIANTS = int(config["codeswitch"]["variants"])
+BPE_SPLITS = ("train", "valid", "test")
 
 
 wildcard_constraints:
@@ -46,30 +63,358 @@ wildcard_constraints:
     domain="wiki|cc",
 
 
+# ---------------------------------------------------------------------------------------------
+# Resources, and the parameter bundles of the jobs (plain dicts: Snakemake compares them between
+# runs, and a script turns each into the package's settings object)
+
+
 def res(family):
     """Snakemake resources of a rule family, in the names snakemake-executor-plugin-slurm reads
     (mapping documented in xling.cluster.resources)."""
     return rule_resources(config, family)
 
 
+def res_single(family):
+    """A family's memory and runtime for a rule that runs on one core."""
+    return rule_resources(config, family, cpus=1)
+
+
 def threads_of(family):
     return rule_threads(config, family)
-
-
-def pair_langs(pair):
-    return xcfg.pair_langs(pair)
 
 
 def setting(name):
     return config["settings"][name]
 
 
+def pair_langs(pair):
+    return xcfg.pair_langs(pair)
+
+
+def tokenize_params(*langs):
+    """How each language's text is tokenised, as its corpus was (xling.preprocess.TokenizeSettings
+    without the segmenter's location, which is an input)."""
+    out = {}
+    for lang in langs:
+        fields = asdict(TokenizeSettings.from_config(config, xcfg.data_language(lang)))
+        fields.pop("stanford_home")
+        out[xcfg.data_language(lang)] = fields
+    return out
+
+
+def split_params():
+    """xling.preprocess.split.SplitSettings of the corpus split."""
+    return asdict(SplitSettings.from_config(config["preprocess"]))
+
+
+def codeswitch_params():
+    cs = config["codeswitch"]
+    keys = ("seed", "replace_prob", "max_fraction", "batch_words", "max_phrase_words", "lowercase_fallback")
+    return {k: cs[k] for k in keys}
+
+
+# ---------------------------------------------------------------------------------------------
+# Downloads
+
+
+def download_basename(rid):
+    return Path(urlparse(config["downloads"][rid]["url"]).path).name
+
+
+def downloaded(rid):
+    """Path of a fetched file, or of its extracted directory for archives."""
+    if config["downloads"][rid].get("extract"):
+        return f"{R}/downloads/{rid}/extracted"
+    return f"{R}/downloads/{rid}/{download_basename(rid)}"
+
+
+def mirror_input():
+    """The offline mirror downloads are served from (the demo's testbed writes it), as an input."""
+    mirror = config["download"]["mirror"]
+    return {"mirror": mirror} if mirror else {}
+
+
+def segmenter_inputs(*langs):
+    """``{"stanford": <extracted segmenter>}`` when any of ``langs`` is segmented with the Stanford
+    segmenter (every stage that reads its raw text must segment it as the corpus was), else ``{}``."""
+    return {"stanford": downloaded("stanford_segmenter")} if any(uses_stanford(config, l) for l in langs) else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Task data (licensed corpora may be missing: their NER cells are left out, with instructions)
+
+NER_UNAVAILABLE = unavailable_ner_targets(config, generated_under=f"{R}/testbed" if USE_TESTBED else None)
+for _lang, _why in NER_UNAVAILABLE.items():
+    logger.warning(f"NER {SRC}-{_lang} is left out of this run: {_why}")
+
+TASK_LANGS = sorted({SRC, *TARGETS})
+TD_SPLITS = ("train", "dev", "test")
+NER_TARGETS = [l for l in TARGETS if l not in NER_UNAVAILABLE]
+NER_WIKIANN = sorted({SRC} | {l for l in NER_TARGETS if ner_dataset(config, l) == "wikiann"})
+NER_LEVOW = sorted(l for l in NER_TARGETS if ner_dataset(config, l) == "levow")
+TASK_EXT = {"xnli": "tsv", "ner": "bio", "parsing": "conllu"}
+
+
+def licensed_files(cid):
+    """The licensed corpus' files as inputs (Snakemake then checks them); in the demo the testbed
+    directory stands in for them."""
+    e = config["licensed"][cid]
+    return [TESTBED_MIRROR] if USE_TESTBED else [f"{e['path']}/{f}" for f in e["files"]]
+
+
+def taskdata_targets():
+    out = []
+    if "xnli" in TASKS:
+        out += [f"{R}/tasks/xnli/{l}/{s}.tsv" for l in TASK_LANGS for s in ("dev", "test")]
+        out.append(f"{R}/tasks/xnli/{SRC}/train.tsv")
+    if "ner" in TASKS:
+        out += [f"{R}/tasks/ner/{l}/{s}.bio" for l in NER_WIKIANN + NER_LEVOW for s in TD_SPLITS]
+        if NER_LEVOW:
+            out += [f"{R}/tasks/ner/{SRC}_conll2003/{s}.bio" for s in TD_SPLITS]
+    if "parsing" in TASKS:
+        out += [f"{R}/tasks/parsing/{l}/{s}.conllu" for l in TASK_LANGS for s in TD_SPLITS]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpus, code-switching, BPE and binarised data
+
+
+def tok_shards(wc):
+    return [f"{R}/corpus/{wc.lang}/shards/{wc.domain}.{i}.tok.txt" for i in range(n_shards(config, wc.lang))]
+
+
+def canonical(name):
+    """Settings whose BPE data are identical share the first such setting's directories."""
+    return canonical_setting(config["settings"], name)
+
+
+def dict_inputs(wc):
+    if config["codeswitch"]["dictionary"] == "panlex":
+        d = {"source": downloaded("panlex")}
+    else:  # MUSE files are en -> target; the reverse direction is the same file read backwards
+        d = {"source": downloaded(f"muse_{wc.src}_{wc.tgt}_train")}
+    d.update(segmenter_inputs(wc.src, wc.tgt))  # entries are segmented like the corpus
+    return d
+
+
+def codeswitch_inputs(wc):
+    d = {}
+    for lang, other in ((wc.src, wc.tgt), (wc.tgt, wc.src)):
+        d[f"{lang}_train"] = f"{R}/corpus/{lang}/wiki.train.txt"
+        d[f"{lang}_dict"] = f"{R}/dict/{lang}-{other}.tsv"
+    return d
+
+
+def bpe_inputs(wc):
+    st = setting(wc.setting)
+    domains = dict(zip((wc.src, wc.tgt), st["domain"].split("-")))  # wiki-cc: en wiki, other cc
+    d = {}
+    for lang in (wc.src, wc.tgt):
+        for split in BPE_SPLITS:
+            d[f"{lang}_{split}"] = f"{R}/corpus/{lang}/{domains[lang]}.{split}.txt"
+        if st["codeswitch"]:  # codes are learnt on the first switched copy
+            d[f"{lang}_train"] = f"{R}/codeswitch/{wc.src}-{wc.tgt}/v0/{lang}.train.txt"
+    return d
+
+
+def mono_corpus(wc):
+    return {f"{wc.lang}_{s}": f"{R}/corpus/{wc.lang}/wiki.{s}.txt" for s in BPE_SPLITS}
+
+
+def switched_copies(setting_name):
+    """Code-switched copies of the training text beyond the first (none without code-switching)."""
+    return list(range(1, CS_VARIANTS)) if setting(setting_name)["codeswitch"] else []
+
+
+def bpe_texts(bpe_dir, langs):
+    """The BPE text files of a BPE directory, named ``<lang>_<split>`` as the binarisers read them."""
+    return {f"{l}_{s}": f"{bpe_dir}/{l}.{s}.bpe" for l in langs for s in BPE_SPLITS}
+
+
+def binarize_inputs(wc):
+    bpe_dir = f"{R}/bpe/{wc.setting}/{wc.src}-{wc.tgt}"
+    d = bpe_texts(bpe_dir, (wc.src, wc.tgt))
+    for k in switched_copies(wc.setting):  # the dictionary counts every switched copy
+        for l in (wc.src, wc.tgt):
+            d[f"{l}_train_v{k}"] = f"{bpe_dir}/{l}.train.v{k}.bpe"
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+# Pretraining
+
+
+def pretrain_languages(pair):
+    """Source language first: its dev perplexity selects checkpoint_best.pt."""
+    langs = list(pair_langs(pair))
+    return [SRC] + [l for l in langs if l != SRC]
+
+
+def pretrain_data_dirs(w):
+    """Binarised data of a bilingual job: the pair's directory (Table 1 rows with equal BPE share
+    it), then one per further code-switched copy; en-en_prime reads the monolingual English data."""
+    if xcfg.is_prime(w.pair):
+        return [f"{R}/bin/mono/{w.pair}"]
+    base = f"{R}/bin/{canonical(w.setting)}/{w.pair}"
+    return [base] + [f"{base}/v{k}" for k in switched_copies(w.setting)]
+
+
+def pretrain_targets():
+    return [f"{R}/pretrain/{s}/{p}/done.json" for s, p in BILINGUAL] + [
+        f"{R}/pretrain/mono/{m}/done.json" for m in MONO
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fine-tuning
+
+
+def finetune_hp_ids(task):
+    return [xcfg.hp_id(c) for c in xcfg.grid_cells(config["finetune"][task])]
+
+
+def finetune_task_files(w):
+    """English train/dev and the target's dev/test of the pair (English NER is CoNLL-2003 for Levow)."""
+    src_dir, tgt_dir = task_dirs(config, w.task, w.pair)
+    ext, base = TASK_EXT[w.task], f"{R}/tasks/{w.task}"
+    return {
+        "train": f"{base}/{src_dir}/train.{ext}",
+        "en_dev": f"{base}/{src_dir}/dev.{ext}",
+        "tgt_dev": f"{base}/{tgt_dir}/dev.{ext}",
+        "tgt_test": f"{base}/{tgt_dir}/test.{ext}",
+    }
+
+
+def finetune_job(w):
+    """xling.finetune.FinetuneJob of one grid cell (the parser's MLP sizes travel with its cell)."""
+    ft, spec = config["finetune"], config["finetune"][w.task]
+    hp = dict(xcfg.cell_from_id(spec, w.hp_id))
+    if w.task == "parsing":
+        hp.update(arc_mlp=spec["arc_mlp"], label_mlp=spec["label_mlp"])
+    src, tgt = pair_langs(w.pair)
+    return {
+        "task": w.task,
+        "src_lang": src,
+        "tgt_lang": tgt,
+        "hp": hp,
+        "epochs": spec["epochs"],
+        "epoch_size": spec["epoch_size"],
+        "schedule": spec["schedule"],
+        "warmup_fraction": spec["warmup_fraction"],
+        "max_seq_len": ft["max_seq_len"],
+        "seed": ft["seed"],
+        "max_train_examples": spec["max_train_examples"],
+        "tokenize": tokenize_params(src, tgt),
+    }
+
+
+def finetune_runs(task, pair):
+    """Whether the (task, pair) cells can run: not an NER pair whose licensed corpus is missing."""
+    return not (task == "ner" and pair_langs(pair)[1] in NER_UNAVAILABLE)
+
+
+def finetune_results():
+    return [
+        f"{R}/finetune/{s}/{p}/{t}/{h}/result.json"
+        for s in SETTINGS
+        for p in PAIRS
+        for t in TASKS
+        if finetune_runs(t, p)
+        for h in finetune_hp_ids(t)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Section 5 analyses
+
+AN = config["analysis"]
+AN_TARGETS = xcfg.analysis_targets(config)  # e.g. en_prime, fr, de, ru, zh
+AN_RETRIEVAL = [t for t in AN_TARGETS if not xcfg.is_prime(t)]  # Tatoeba has no en' side
+EN_PRIME_SOURCE = xcfg.en_prime_source(config)  # download | backtranslation | None
+EN_PRIME_TEXT = f"{R}/analysis/en_prime/xnli.15way.{xcfg.prime(SRC)}.txt"
+
+
+def mono_model_files(model):
+    """A monolingual model's checkpoint, dictionary and BPE (en_prime reads English)."""
+    lang = xcfg.data_language(model)
+    return {
+        f"{model}_checkpoint": f"{R}/pretrain/mono/{model}/checkpoint_best.pt",
+        f"{model}_dictionary": f"{R}/bin/mono/{lang}/dict.txt",
+        f"{model}_bpe": f"{R}/bpe/mono/{lang}/bpe.json",
+    }
+
+
+def bilingual_pair(target):
+    """The pair whose bilingual model Figure 7 compares (pretrained for every Section 5 target,
+    see xcfg.figure7_pairs), or None when the config trains none."""
+    pair = f"{SRC}-{target}"
+    return pair if pair in xcfg.figure7_pairs(config) else None
+
+
+def bilingual_files(target):
+    pair = bilingual_pair(target)
+    if pair is None:
+        return {}
+    if xcfg.is_prime(target):  # English data under two language ids, English BPE
+        return {
+            "bi_checkpoint": f"{R}/pretrain/{AN['prime_setting']}/{pair}/checkpoint_best.pt",
+            "bi_dictionary": f"{R}/bin/mono/{pair}/dict.txt",
+            "bi_bpe": f"{R}/bpe/mono/{SRC}/bpe.json",
+        }
+    s = AN["bilingual_setting"]
+    return {
+        "bi_checkpoint": f"{R}/pretrain/{s}/{pair}/checkpoint_best.pt",
+        "bi_dictionary": f"{R}/bin/{canonical(s)}/{pair}/dict.txt",
+        "bi_bpe": f"{R}/bpe/{canonical(s)}/{pair}/bpe.json",
+    }
+
+
+def en_prime_sentences():
+    """Figure 7's en' sentences: a ready download, or the back-translation rule's output."""
+    return downloaded(AN["en_paraphrase"]) if EN_PRIME_SOURCE == "download" else EN_PRIME_TEXT
+
+
+def retrieval_inputs(w):
+    """Both monolingual models of a Section 5 job, and the segmenter where a language needs it."""
+    return {**mono_model_files(SRC), **mono_model_files(w.target), **segmenter_inputs(xcfg.data_language(w.target))}
+
+
+def cka_inputs(w):
+    """As retrieval_inputs, plus the pair's bilingual model and, for en-en', the en' sentences."""
+    d = {**retrieval_inputs(w), **bilingual_files(w.target)}
+    if xcfg.is_prime(w.target):
+        d["paraphrase"] = en_prime_sentences()
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+# Reports and the targets of `all`
+
+REPORT_FILES = {
+    "table1_md": "table1.md",
+    "table1_csv": "table1.csv",
+    "table1_tex": "table1.tex",
+    "vs_md": "table1_vs_paper.md",
+    "vs_csv": "table1_vs_paper.csv",
+    "fig_png": "figure3.png",
+    "fig_pdf": "figure3.pdf",
+}
+ANALYSIS_REPORT = {
+    "fig6_png": "figure6.png",
+    "fig6_pdf": "figure6.pdf",
+    "fig7_png": "figure7.png",
+    "fig7_pdf": "figure7.pdf",
+    "tables_md": "analysis.md",
+}
+
+
 def all_targets():
-    """Everything `all` builds; grows stage by stage."""
+    """Everything `all` builds."""
     return [
         *taskdata_targets(),
         *pretrain_targets(),
-        *rules.report.output,
-        *analysis_targets(),
+        *(f"{R}/report/{v}" for v in REPORT_FILES.values()),
+        *((f"{R}/report/{v}" for v in ANALYSIS_REPORT.values()) if AN_TARGETS else ()),
         f"{R}/report/anchors.md",
     ]

@@ -1,12 +1,6 @@
 # Corpus preprocessing: downloads -> R/corpus/<lang>/<domain>.{train,valid,test}.txt.
 # Raw text -> a fixed number of round-robin shards (preprocess.shards, so the DAG is static) ->
-# one tokenisation job per shard -> merge, length filter, dedup, seeded split.
-
-from xling.preprocess.plan import n_shards
-
-
-def tok_shards(wc):
-    return [f"{R}/corpus/{wc.lang}/shards/{wc.domain}.{i}.tok.txt" for i in range(n_shards(config, wc.lang))]
+# one tokenisation job per shard -> merge, optional length filter and dedup, seeded split.
 
 
 rule wiki_extract:
@@ -36,7 +30,7 @@ rule cc_extract:
         "../../envs/corpus.yaml"
     threads: 1
     resources:
-        **res("preprocess"),
+        **res_single("preprocess"),
     script:
         "../scripts/preprocess_cc_extract.py"
 
@@ -57,7 +51,7 @@ for _lang in config["languages"]:
             "../../envs/corpus.yaml"
         threads: 1
         resources:
-            **res("preprocess"),
+            **res_single("preprocess"),
         script:
             "../scripts/preprocess_split_shards.py"
 
@@ -70,8 +64,8 @@ rule tokenize_shard:
         tok=temp(f"{R}/corpus/{{lang}}/shards/{{domain}}.{{shard}}.tok.txt"),
     log:
         f"{LOGS}/corpus/{{lang}}/tokenize.{{domain}}.{{shard}}.log",
-    params:
-        stanford_home=lambda wc, input: input.get("stanford"),
+    benchmark:
+        f"{BENCH}/corpus/{{lang}}/tokenize.{{domain}}.{{shard}}.tsv"
     wildcard_constraints:
         shard=r"\d+",
     conda:
@@ -79,6 +73,8 @@ rule tokenize_shard:
     threads: threads_of("preprocess")
     resources:
         **res("preprocess"),
+    params:
+        tokenize=lambda wc: tokenize_params(wc.lang)[wc.lang],
     script:
         "../scripts/preprocess_tokenize_shard.py"
 
@@ -86,7 +82,7 @@ rule tokenize_shard:
 rule merge_split:
     input:
         shards=tok_shards,
-        # Wiki-CC: a CC train split is cut to the size of the same language's Wikipedia one
+        # Wiki-CC: a CC train split holds as many tokens as the same language's Wikipedia one
         match_train=lambda wc: f"{R}/corpus/{wc.lang}/wiki.train.txt" if wc.domain == "cc" else [],
     output:
         train=f"{R}/corpus/{{lang}}/{{domain}}.train.txt",
@@ -98,6 +94,8 @@ rule merge_split:
         "../../envs/corpus.yaml"
     threads: 1
     resources:
-        **res("preprocess"),
+        **res_single("preprocess"),
+    params:
+        split=split_params(),
     script:
         "../scripts/preprocess_merge_split.py"

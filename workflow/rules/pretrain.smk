@@ -3,28 +3,6 @@
 # killed/requeued job resumes from, live in <out>/fairseq/ and are deliberately NOT outputs:
 # Snakemake deletes a rerun job's outputs before it starts.
 
-PRETRAIN_NO_SEPARATION = {"separate": {"embeddings": False, "layers": 0}}
-
-
-def pretrain_languages(pair):
-    """Source language first: its dev perplexity selects checkpoint_best.pt."""
-    langs = list(pair_langs(pair))
-    return [SRC] + [l for l in langs if l != SRC]
-
-
-def mono_data_lang(model):
-    """en_prime is English again with another seed: it trains on en's data."""
-    return xcfg.data_language(model)
-
-
-def pretrain_data_dirs(w):
-    """Binarised data of a bilingual job: the pair's directory (Table 1 rows with equal BPE share
-    it), then one per further code-switched copy; en-en_prime reads the monolingual English data."""
-    if xcfg.is_prime(w.pair):
-        return [f"{R}/bin/mono/{w.pair}"]
-    base = f"{R}/bin/{canonical(w.setting)}/{w.pair}"
-    return [base] + [f"{base}/v{k}" for k in switched_copies(w.setting)]
-
 
 rule pretrain:
     input:
@@ -35,6 +13,13 @@ rule pretrain:
         best=f"{R}/pretrain/{{setting}}/{{pair}}/checkpoint_best.pt",
     log:
         f"{LOGS}/pretrain/{{setting}}/{{pair}}.log",
+    benchmark:
+        f"{BENCH}/pretrain/{{setting}}/{{pair}}.tsv"
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("pretrain")
+    resources:
+        **res("pretrain"),
     params:
         data_dirs=pretrain_data_dirs,
         setting=lambda w: setting(w.setting),
@@ -42,40 +27,32 @@ rule pretrain:
         pretrain=config["pretrain"],
         languages=lambda w: pretrain_languages(w.pair),
         seed=None,
-    conda:
-        "../../envs/fairseq.yaml"
-    threads: threads_of("pretrain")
-    resources:
-        **res("pretrain"),
     script:
         "../scripts/pretrain.py"
 
 
 rule pretrain_mono:
     input:
-        dictionary=lambda w: f"{R}/bin/mono/{mono_data_lang(w.mono)}/dict.txt",
+        dictionary=lambda w: f"{R}/bin/mono/{xcfg.data_language(w.mono)}/dict.txt",
     output:
         done=f"{R}/pretrain/mono/{{mono}}/done.json",
         best=f"{R}/pretrain/mono/{{mono}}/checkpoint_best.pt",
     log:
         f"{LOGS}/pretrain/mono/{{mono}}.log",
-    params:
-        data_dirs=lambda w: [f"{R}/bin/mono/{mono_data_lang(w.mono)}"],
-        setting=PRETRAIN_NO_SEPARATION,
-        model=config["model"],
-        pretrain=config["pretrain"],
-        languages=lambda w: [mono_data_lang(w.mono)],
-        seed=lambda w: config["monolingual"]["en_prime_seed"] if xcfg.is_prime(w.mono) else None,
+    benchmark:
+        f"{BENCH}/pretrain/mono/{{mono}}.tsv"
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
     resources:
         **res("pretrain"),
+    params:
+        data_dirs=lambda w: [f"{R}/bin/mono/{xcfg.data_language(w.mono)}"],
+        setting={"separate": {"embeddings": False, "layers": 0}},
+        model=config["model"],
+        pretrain=config["pretrain"],
+        languages=lambda w: [xcfg.data_language(w.mono)],
+        # en' (Section 5) is English again with another seed
+        seed=lambda w: config["monolingual"]["en_prime_seed"] if xcfg.is_prime(w.mono) else None,
     script:
         "../scripts/pretrain.py"
-
-
-def pretrain_targets():
-    return [f"{R}/pretrain/{s}/{p}/done.json" for s, p in BILINGUAL] + [
-        f"{R}/pretrain/mono/{m}/done.json" for m in MONO
-    ]

@@ -6,16 +6,15 @@ if USE_TESTBED:
 
     rule testbed:
         output:
-            directory(f"{R}/testbed/mirror"),
+            directory(TESTBED_MIRROR),
         log:
             f"{LOGS}/testbed.log",
-        params:
-            testbed=config["testbed"],
-            seed=config["testbed"]["seed"],
         conda:
             "../../envs/corpus.yaml"
         threads: 1
         resources:
-            **res("download"),
+            **res_single("download"),
+        params:
+            testbed=config["testbed"],
         script:
             "../scripts/make_testbed.py"

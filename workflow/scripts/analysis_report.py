@@ -1,15 +1,18 @@
 """Snakemake script of rule analysis_report: Figures 6 and 7 and their tables from the analysis
-result JSON files (no GPU, no model)."""
+result JSON files (no GPU, no model; xling.report.analysis_figures).
 
-from _setup import run_logged  # also puts src/ on sys.path for per-rule conda envs
+input:  retrieval, cka = the pairs' JSON files
+params: note (the demo's caption)
+output: fig6_png, fig6_pdf, fig7_png, fig7_pdf, tables_md
+"""
 
 import json
 from pathlib import Path
 
+from _setup import run_logged
+
 from xling.io import atomic_write
 from xling.report.analysis_figures import analysis_tables_md, figure6, figure7
-
-snakemake = globals()["snakemake"]  # injected by Snakemake's script directive
 
 
 def main(sm) -> None:
@@ -26,4 +29,4 @@ def main(sm) -> None:
         fh.write(text + analysis_tables_md(fig6, fig7))
 
 
-run_logged(snakemake, main)
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

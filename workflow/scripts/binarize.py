@@ -1,26 +1,26 @@
-"""Snakemake script for the `binarize` and `binarize_mono` rules (xling.binarize).
+"""Snakemake script of rules binarize and binarize_mono: a BPE directory's texts -> fairseq data
+(xling.binarize.binarize).
 
-input:  manifest = <bpe dir>/bpe.json (the .bpe files live beside it)
-params: languages (ordered), variants (code-switched copies of the training text, default 1)
-output: shared_dict = <bin dir>/dict.txt (the other outputs live beside it)
+input:  <lang>_<split> = the BPE texts; <lang>_train_v<k> = code-switched copies of the training text
+params: languages (language-id order), copies (copy numbers beyond the first)
+output: shared_dict = <bin dir>/dict.txt (the language folders and dictionaries beside it)
 """
 
 from pathlib import Path
 
-try:
-    import _setup  # noqa: F401
-except ImportError:
-    pass
+from _setup import run_logged
 
 from xling.binarize import binarize
-from xling.preprocess.logs import log_result  # one JSON summary line in the rule's log
+
+SPLITS = ("train", "valid", "test")
 
 
-def main(sm) -> None:
-    info = binarize(Path(sm.input.manifest).parent, Path(sm.output.shared_dict).parent, list(sm.params.languages),
-                    workers=sm.threads, variants=int(sm.params.get("variants", 1)))
-    log_result(sm, {"dict": str(sm.output.shared_dict), **info})
+def main(sm) -> dict:
+    langs = list(sm.params.languages)
+    texts = {lang: {s: Path(sm.input[f"{lang}_{s}"]) for s in SPLITS} for lang in langs}
+    copies = {lang: [Path(sm.input[f"{lang}_train_v{k}"]) for k in sm.params.copies] for lang in langs}
+    info = binarize(texts, Path(sm.output.shared_dict).parent, workers=sm.threads, copies=copies)
+    return {"dict": sm.output.shared_dict, **info}
 
 
-if "snakemake" in globals():
-    main(snakemake)  # noqa: F821
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

@@ -1,22 +1,23 @@
-"""Snakemake script for the `binarize_variant` rule: a code-switched copy of the training text,
-binarised with the pair's shared dictionary (xling.binarize.binarize_variant).
+"""Snakemake script of rule binarize_variant: a code-switched copy of the training text, binarised
+with the pair's shared dictionary (xling.binarize.binarize_variant).
 
-input:  shared_dict = <bin dir>/dict.txt, texts = <bpe dir>/<lang>.train.v<k>.bpe per language
-params: languages (ordered), variant
+input:  shared_dict = <bin dir>/dict.txt; src_text, tgt_text = the copy's BPE texts
+params: languages (source, target)
 output: <bin dir>/v<k>/<lang>/train.{bin,idx}
 """
 
 from pathlib import Path
 
-from _setup import run_logged  # also puts src/ on sys.path for per-rule conda envs
+from _setup import run_logged
 
 from xling.binarize import binarize_variant
 
 
 def main(sm) -> None:
-    out_dir = Path(sm.output[0]).parent.parent
-    binarize_variant(Path(sm.input.shared_dict), Path(sm.input.texts[0]).parent, list(sm.params.languages),
-                     int(sm.params.variant), out_dir, workers=sm.threads)
+    src, tgt = sm.params.languages
+    out_dir = Path(sm.output[0]).parents[1]  # <bin dir>/v<k>
+    binarize_variant(Path(sm.input.shared_dict), {src: Path(sm.input.src_text), tgt: Path(sm.input.tgt_text)},
+                     out_dir, workers=sm.threads)
 
 
 run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

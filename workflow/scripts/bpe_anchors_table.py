@@ -1,4 +1,5 @@
-"""Snakemake script for the `anchors_table` rule: markdown anchor counts of every setting and pair.
+"""Snakemake script of rule anchors_table: the anchor counts of every setting and pair
+(xling.bpe.anchors_report).
 
 input:  the anchors.json files, in the order of params.entries
 params: entries = [[pair, setting label], ...] aligned with input
@@ -7,10 +8,7 @@ output: md = the markdown table
 
 from pathlib import Path
 
-try:
-    import _setup  # noqa: F401
-except ImportError:
-    pass
+from _setup import run_logged
 
 from xling.bpe import anchors_report
 from xling.io import atomic_write
@@ -22,5 +20,4 @@ def main(sm) -> None:
         fh.write(anchors_report(entries))
 
 
-if "snakemake" in globals():
-    main(snakemake)  # noqa: F821
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

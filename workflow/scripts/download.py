@@ -1,39 +1,21 @@
-"""Snakemake script for the download rules (`download_<id>`: fetch one file) and the extract rules
-(`extract_<id>`: unpack it); thin wrapper over xling.download.
+"""Snakemake script of the download rules (download_<id>): fetch one file (xling.download.fetch).
 
-download: params url, sha256, mirror, retries, timeout; output[0] = the file (<file>.sha256 beside)
-extract:  input[0] = the archive; output[0] = the extracted directory
+input:  mirror (optional) = a directory laid out as <host>/<path> that replaces the network
+params: url, sha256 (null: record the digest seen), retries, timeout
+output: output[0] = the file (<file>.sha256 beside it)
 """
 
-import sys
 from pathlib import Path
 
-from _setup import run_logged  # also puts src/ on sys.path
+from _setup import run_logged
 
-from xling.download import fetch, safe_extract
+from xling.download import fetch
 
 
-def run_download(sm) -> None:
-    out = Path(sm.output[0])
-    digest = fetch(sm.params.url, out, sha256=sm.params.sha256, mirror=sm.params.mirror,
+def main(sm) -> dict:
+    digest = fetch(sm.params.url, Path(sm.output[0]), sha256=sm.params.sha256, mirror=sm.input.get("mirror"),
                    retries=int(sm.params.retries), timeout=float(sm.params.timeout))
-    print(f"{out}: sha256 {digest}", file=sys.stderr)
+    return {"file": sm.output[0], "sha256": digest}
 
 
-def run_extract(sm) -> None:
-    safe_extract(Path(sm.input[0]), Path(sm.output[0]))
-    print(f"extracted {sm.input[0]} -> {sm.output[0]}", file=sys.stderr)
-
-
-def is_extract(sm) -> bool:
-    """An extract job: `params.action == "extract"`, or a rule named extract_<id>."""
-    action = getattr(sm.params, "action", None) if hasattr(sm, "params") else None
-    return action == "extract" or (action is None and str(getattr(sm, "rule", "")).startswith("extract"))
-
-
-def main(sm) -> None:
-    run_logged(sm, run_extract if is_extract(sm) else run_download)
-
-
-if "snakemake" in globals():
-    main(snakemake)  # noqa: F821 - injected by Snakemake
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

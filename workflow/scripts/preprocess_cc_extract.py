@@ -1,12 +1,16 @@
-"""Snakemake script: CC-100 .txt.xz -> non-empty text lines."""
+"""Snakemake script of rule cc_extract: a CC-100 .txt.xz -> non-empty text lines
+(xling.preprocess.extract.extract_cc).
 
-try:
-    import _setup  # noqa: F401  (puts src/ on sys.path)
-except ImportError:
-    pass
+input:  cc;  output: txt
+"""
+
+from _setup import run_logged
 
 from xling.preprocess.extract import extract_cc
-from xling.preprocess.logs import log_result
 
-n = extract_cc(snakemake.input.cc, snakemake.output.txt)  # noqa: F821
-log_result(snakemake, {"lines": n})  # noqa: F821
+
+def main(sm) -> dict:
+    return {"lines": extract_cc(sm.input.cc, sm.output.txt)}
+
+
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

@@ -1,23 +1,21 @@
-"""Snakemake script: tokenised shards -> filtered, deduplicated train/valid/test split.
+"""Snakemake script of rule merge_split: tokenised shards -> train/valid/test
+(xling.preprocess.split.merge_and_split).
 
-With input ``match_train`` (Wiki-CC), the train split is a random subset holding as many tokens as
-that file (the same language's Wikipedia train split)."""
+input:  shards; match_train (Wiki-CC) = the same language's Wikipedia train split, whose size in
+        tokens the CC train split takes
+params: split = the xling.preprocess.split.SplitSettings fields
+output: train, valid, test
+"""
 
-try:
-    import _setup  # noqa: F401  (puts src/ on sys.path)
-except ImportError:
-    pass
+from _setup import run_logged
 
-from xling.preprocess.logs import log_result
 from xling.preprocess.split import SplitSettings, count_tokens, merge_and_split
 
-sm = snakemake  # noqa: F821
-match = sm.input.get("match_train")
-if match and not isinstance(match, str):  # given as a one-element list
-    match = match[0]
-counts = merge_and_split(
-    list(sm.input.shards), sm.output.train, sm.output.valid, sm.output.test,
-    SplitSettings.from_config(sm.config["preprocess"]),
-    train_tokens=count_tokens(match) if match else None,
-)
-log_result(sm, counts)
+
+def main(sm) -> dict:
+    match = sm.input.get("match_train")
+    return merge_and_split(list(sm.input.shards), sm.output.train, sm.output.valid, sm.output.test,
+                           SplitSettings(**sm.params.split), train_tokens=count_tokens(match) if match else None)
+
+
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

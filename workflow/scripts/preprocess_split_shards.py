@@ -1,12 +1,16 @@
-"""Snakemake script: raw text -> a fixed number of round-robin shards."""
+"""Snakemake script of rules split_shards_<lang>: raw text -> a fixed number of round-robin shards
+(xling.preprocess.shards.split_shards).
 
-try:
-    import _setup  # noqa: F401  (puts src/ on sys.path)
-except ImportError:
-    pass
+input:  txt;  output: shards
+"""
 
-from xling.preprocess.logs import log_result
+from _setup import run_logged
+
 from xling.preprocess.shards import split_shards
 
-counts = split_shards(snakemake.input.txt, list(snakemake.output.shards))  # noqa: F821
-log_result(snakemake, {"lines_per_shard": counts})  # noqa: F821
+
+def main(sm) -> dict:
+    return {"lines_per_shard": split_shards(sm.input.txt, list(sm.output.shards))}
+
+
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

@@ -1,16 +1,21 @@
-"""Snakemake script: tokenise one shard (Moses chain or Chinese segmenter), one line per line."""
+"""Snakemake script of rule tokenize_shard: one shard through the Moses chain or the Chinese
+segmenter, one line per line (xling.preprocess.shards.tokenize_shard).
 
-try:
-    import _setup  # noqa: F401  (puts src/ on sys.path)
-except ImportError:
-    pass
+input:  shard; stanford (optional) = the Stanford segmenter
+params: tokenize = the language's xling.preprocess.TokenizeSettings fields
+output: tok
+"""
 
-from xling.preprocess.logs import log_result
+from _setup import run_logged
+
 from xling.preprocess.shards import tokenize_shard
 from xling.preprocess.tokenize import TokenizeSettings
 
-sm = snakemake  # noqa: F821
-settings = TokenizeSettings.from_config(sm.config, sm.wildcards.lang,
-                                        stanford_home=sm.params.get("stanford_home"))
-n = tokenize_shard(sm.input.shard, sm.output.tok, settings, threads=sm.threads)
-log_result(sm, {"lines": n, "settings": repr(settings)})
+
+def main(sm) -> dict:
+    settings = TokenizeSettings(**sm.params.tokenize, stanford_home=sm.input.get("stanford"))
+    return {"lines": tokenize_shard(sm.input.shard, sm.output.tok, settings, threads=sm.threads),
+            "settings": repr(settings)}
+
+
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

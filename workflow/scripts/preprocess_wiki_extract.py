@@ -1,12 +1,16 @@
-"""Snakemake script: Wikipedia dump -> plain text lines (WikiExtractor)."""
+"""Snakemake script of rule wiki_extract: a Wikipedia dump -> plain text lines (WikiExtractor,
+xling.preprocess.extract.extract_wiki).
 
-try:
-    import _setup  # noqa: F401  (puts src/ on sys.path)
-except ImportError:
-    pass
+input:  dump;  output: txt
+"""
+
+from _setup import run_logged
 
 from xling.preprocess.extract import extract_wiki
-from xling.preprocess.logs import log_result
 
-n = extract_wiki(snakemake.input.dump, snakemake.output.txt, processes=snakemake.threads)  # noqa: F821
-log_result(snakemake, {"lines": n})  # noqa: F821
+
+def main(sm) -> dict:
+    return {"lines": extract_wiki(sm.input.dump, sm.output.txt, processes=sm.threads)}
+
+
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

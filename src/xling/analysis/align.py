@@ -194,6 +194,7 @@ def sentence_retrieval_p1(src: np.ndarray, tgt: np.ndarray) -> float:
     fn = "sentence_retrieval_p1"
     src, tgt = _matrix(src, "src", fn), _matrix(tgt, "tgt", fn)
     if src.shape != tgt.shape:
-        raise ValueError(f"{fn}: src and tgt must be parallel (n x d) arrays of the same shape, got {src.shape} and {tgt.shape}")
+        raise ValueError(f"{fn}: src and tgt must be parallel (n x d) arrays of the same shape, "
+                         f"got {src.shape} and {tgt.shape}")
     pred = translate(src, tgt, method="nn")
     return 100.0 * float(np.mean(pred == np.arange(len(pred))))

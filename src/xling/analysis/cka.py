@@ -25,13 +25,15 @@ def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
     """
     Xc, Yc = _centred(X, "X"), _centred(Y, "Y")
     if Xc.shape[0] != Yc.shape[0]:
-        raise ValueError(f"linear_cka: X and Y must have the same number of rows (examples), got {Xc.shape[0]} and {Yc.shape[0]}")
+        raise ValueError(f"linear_cka: X and Y must have the same number of rows (examples), "
+                         f"got {Xc.shape[0]} and {Yc.shape[0]}")
     if Xc.shape[0] < 2:
         raise ValueError(f"linear_cka: need at least 2 examples, got {Xc.shape[0]}")
     # Scale each side first: CKA is scale-invariant and this keeps the 4th powers in range.
     nx, ny = np.linalg.norm(Xc), np.linalg.norm(Yc)
     if nx == 0 or ny == 0:
-        raise ValueError("linear_cka: X or Y is constant across examples (zero variance after centring); CKA is undefined")
+        raise ValueError("linear_cka: X or Y is constant across examples (zero variance after centring); "
+                         "CKA is undefined")
     Xc, Yc = Xc / nx, Yc / ny
     cross = np.linalg.norm(Yc.T @ Xc) ** 2
     return float(cross / (np.linalg.norm(Xc.T @ Xc) * np.linalg.norm(Yc.T @ Yc)))

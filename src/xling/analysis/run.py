@@ -27,8 +27,8 @@ class ModelSpec:
     """One pretrained model as the earlier stages laid it out, and the language it reads here."""
 
     checkpoint: Path
-    data_dir: Path  # holds the dict.txt of pretraining
-    bpe_dir: Path
+    dictionary: Path  # the dict.txt of pretraining
+    bpe: Path  # the bpe.json of its BPE directory
     lang: str  # encoder language (its language-specific parts)
     random_init_seed: int | None = None  # same architecture, untrained (Figure 7's random encoder)
     text_lang: str | None = None  # language of the text and of its BPE, when not ``lang`` (en_prime reads en)
@@ -50,9 +50,9 @@ class Encoders:
     def _encoder(self, spec: ModelSpec):
         from xling.pretrain.loader import load_encoder
 
-        key = (spec.checkpoint, spec.data_dir, spec.random_init_seed)
+        key = (spec.checkpoint, spec.dictionary, spec.random_init_seed)
         if key not in self._loaded:
-            self._loaded[key] = load_encoder(spec.checkpoint, spec.data_dir, spec.random_init_seed).to(self.device)
+            self._loaded[key] = load_encoder(spec.checkpoint, spec.dictionary, spec.random_init_seed).to(self.device)
         return self._loaded[key]
 
     def __call__(self, spec: ModelSpec, sentences: list[str]) -> np.ndarray:
@@ -61,7 +61,7 @@ class Encoders:
         from xling.finetune.text import line_and_word_tokenizers
 
         lines, _ = line_and_word_tokenizers(self.settings[spec.reads])
-        words_to_subwords = SubwordTokenizer(spec.bpe_dir, spec.reads).words_to_subwords
+        words_to_subwords = SubwordTokenizer(spec.bpe, spec.reads).words_to_subwords
         return mean_pooled_layers(self._encoder(spec), spec.lang, sentences, lines, words_to_subwords,
                                   self.max_seq_len, self.batch_size, self.device)
 

@@ -1,14 +1,13 @@
 """BPE in the paper's three modes (joint, per language, per language with a language prefix),
 the SubwordTokenizer later stages segment with, and anchor-point counts."""
 
-from xling.bpe.anchors import (anchor_stats, anchors_report, anchors_table, write_anchors,
-                               write_anchors_table)
-from xling.bpe.build import apply_bpe_dir, build_bpe
+from xling.bpe.anchors import anchor_stats, anchors_report, anchors_table, write_anchors, write_anchors_table
+from xling.bpe.build import apply_bpe, build_bpe
 from xling.bpe.manifest import MODES, bpe_signature, canonical_setting, prefix_token, read_manifest
 from xling.bpe.tokenizer import SubwordTokenizer
 
 __all__ = [
-    "MODES", "SubwordTokenizer", "anchor_stats", "apply_bpe_dir", "anchors_report", "anchors_table", "bpe_signature",
+    "MODES", "SubwordTokenizer", "anchor_stats", "apply_bpe", "anchors_report", "anchors_table", "bpe_signature",
     "build_bpe", "canonical_setting", "prefix_token", "read_manifest", "write_anchors",
     "write_anchors_table",
 ]

@@ -7,8 +7,15 @@ from pathlib import Path
 from xling.bpe.anchors import write_anchors
 from xling.bpe.apply import apply_file, load_codes
 from xling.bpe.learn import count_words, learn_codes_from_counts
-from xling.bpe.manifest import (MODES, SPLITS, bpe_name, check_prefixes_unambiguous, codes_name,
-                                read_manifest, write_manifest)
+from xling.bpe.manifest import (
+    MODES,
+    SPLITS,
+    bpe_name,
+    check_prefixes_unambiguous,
+    codes_name,
+    read_manifest,
+    write_manifest,
+)
 from xling.errors import InputError
 
 
@@ -63,13 +70,13 @@ def build_bpe(
     return manifest
 
 
-def apply_bpe_dir(bpe_dir: Path, lang: str, src: Path, dst: Path, workers: int = 1) -> None:
-    """Segment another tokenised text of ``lang`` with a BPE directory's learnt codes, as its own
-    files were (a code-switched variant of the training text: the codes come from the first)."""
-    manifest = read_manifest(Path(bpe_dir))
-    if lang not in manifest["languages"]:
-        raise InputError(Path(bpe_dir) / "bpe.json", None, f"language {lang!r} among the manifest's languages",
-                         ", ".join(manifest["languages"]))
-    bpe = load_codes(Path(bpe_dir) / manifest["codes"][lang])
-    prefix = lang if manifest["mode"] == "per_language_prefixed" else None
+def apply_bpe(manifest: Path, lang: str, src: Path, dst: Path, workers: int = 1) -> None:
+    """Segment another tokenised text of ``lang`` with a BPE directory's learnt codes (its
+    ``bpe.json``), as its own files were (a code-switched copy of the training text: the codes come
+    from the first)."""
+    m = read_manifest(Path(manifest))
+    if lang not in m["languages"]:
+        raise InputError(manifest, None, f"language {lang!r} among the manifest's languages", ", ".join(m["languages"]))
+    bpe = load_codes(Path(manifest).parent / m["codes"][lang])
+    prefix = lang if m["mode"] == "per_language_prefixed" else None
     apply_file(bpe, src, dst, prefix, workers)

@@ -59,8 +59,9 @@ def write_manifest(bpe_dir: Path, mode: str, merges: int, languages: list[str], 
     return manifest
 
 
-def read_manifest(bpe_dir: Path) -> dict:
-    path = Path(bpe_dir) / MANIFEST
+def read_manifest(path: Path) -> dict:
+    """A BPE directory's ``bpe.json`` (the codes files it names sit beside it)."""
+    path = Path(path)
     try:
         with open(path, encoding="utf-8") as fh:
             manifest = json.load(fh)

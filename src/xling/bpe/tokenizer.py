@@ -10,18 +10,18 @@ from xling.errors import InputError
 
 
 class SubwordTokenizer:
-    """Built from `R/bpe/<setting>/<pair>/` (or `R/bpe/mono/<lang>/`) and one of its languages."""
+    """Built from a BPE directory's manifest (`R/bpe/<setting>/<pair>/bpe.json`, or
+    `R/bpe/mono/<lang>/bpe.json`) and one of its languages."""
 
-    def __init__(self, bpe_dir: Path, lang: str):
-        self.bpe_dir = Path(bpe_dir)
+    def __init__(self, manifest: Path, lang: str):
+        self.manifest_path = Path(manifest)
         self.lang = lang
-        self.manifest = read_manifest(self.bpe_dir)
+        self.manifest = read_manifest(self.manifest_path)
         if lang not in self.manifest["languages"]:
-            raise InputError(self.bpe_dir / "bpe.json", None,
-                             f"language {lang!r} among the manifest's languages",
+            raise InputError(self.manifest_path, None, f"language {lang!r} among the manifest's languages",
                              ", ".join(self.manifest["languages"]))
         self.mode = self.manifest["mode"]
-        self._bpe = load_codes(self.bpe_dir / self.manifest["codes"][lang])
+        self._bpe = load_codes(self.manifest_path.parent / self.manifest["codes"][lang])
         self._prefix = lang if self.mode == "per_language_prefixed" else None
 
     def words_to_subwords(self, words: list[str]) -> list[list[str]]:

@@ -4,8 +4,15 @@ training text `R/codeswitch/<pair>/<lang>.train.txt` + `report.json`."""
 from __future__ import annotations
 
 from pathlib import Path
-from xling.codeswitch.dictionary import (BatchTokenizer, PhraseDictionary, read_dict, read_muse,
-                                         tokenize_pairs, write_dict)
+
+from xling.codeswitch.dictionary import (
+    BatchTokenizer,
+    PhraseDictionary,
+    read_dict,
+    read_muse,
+    tokenize_pairs,
+    write_dict,
+)
 from xling.codeswitch.panlex import DEFAULT_UIDS, read_panlex
 from xling.codeswitch.switch import codeswitch_file, write_report
 
@@ -38,24 +45,24 @@ def variant_seed(seed: int, lang: str, variant: int) -> str:
     return f"{seed}:{lang}" if variant == 0 else f"{seed}:{lang}:{variant}"
 
 
-def codeswitch_pair(train: dict[str, Path], dicts: dict[str, Path], out_dir: Path, seed: int,
-                    replace_prob: float = 0.3, max_fraction: float = 0.15, batch_words: int = 4096,
+def codeswitch_pair(train: dict[str, Path], dicts: dict[str, Path], out_texts: dict[str, Path], report_path: Path,
+                    seed: int, replace_prob: float = 0.3, max_fraction: float = 0.15, batch_words: int = 4096,
                     max_phrase_words: int = 4, lowercase_fallback: bool = True, variant: int = 0) -> dict:
     """Code-switch each language's training text with its dictionary towards the other language.
 
-    train: lang -> tokenised train text; dicts: lang -> TSV whose source side is that language.
+    train: lang -> tokenised train text; dicts: lang -> TSV whose source side is that language;
+    out_texts: lang -> the switched text to write; report_path: the realised rates (JSON).
     Each language gets its own random stream (seeded by seed, language and ``variant``: the
     copies pretraining cycles through by epoch). With `lowercase_fallback`, capitalised
     (sentence-initial) words also match lowercase entries."""
-    out_dir = Path(out_dir)
     report = {"seed": seed, "variant": variant, "replace_prob": replace_prob, "max_fraction": max_fraction,
               "batch_words": batch_words, "max_phrase_words": max_phrase_words,
               "lowercase_fallback": lowercase_fallback, "languages": {}}
     for lang, path in train.items():
         dictionary = PhraseDictionary(read_dict(dicts[lang]), max_phrase_words, lowercase_fallback)
-        stats = codeswitch_file(path, out_dir / f"{lang}.train.txt", dictionary, variant_seed(seed, lang, variant),
+        stats = codeswitch_file(path, Path(out_texts[lang]), dictionary, variant_seed(seed, lang, variant),
                                 replace_prob, max_fraction, batch_words)
         stats["dictionary_entries"] = len(dictionary)
         report["languages"][lang] = stats
-    write_report(report, out_dir / "report.json")
+    write_report(report, Path(report_path))
     return report

@@ -61,7 +61,8 @@ def licensed_problems(
         why = "; ".join(reasons) or "needed"
         entry = licensed.get(corpus)
         if entry is None:
-            problems.append(f"licensed corpus {corpus!r} is needed ({why}) but the config has no licensed.{corpus} entry")
+            problems.append(f"licensed corpus {corpus!r} is needed ({why}) but the config has no "
+                            f"licensed.{corpus} entry")
             continue
         how = entry.get("how", "")
         files = list(entry.get("files", []))

@@ -9,6 +9,7 @@ import math
 import platform
 import random
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -19,8 +20,8 @@ from xling.finetune.encoder import Encoder, freeze_language_specific
 from xling.finetune.schedule import SCHEDULES
 from xling.finetune.tasks import TASKS, Item, TaskAdapter
 from xling.finetune.text import WordEncoder, WordsToSubwords, line_and_word_tokenizers
-from xling.preprocess.tokenize import TokenizeSettings
 from xling.io import atomic_write
+from xling.preprocess.tokenize import TokenizeSettings
 
 
 def _set_seed(seed: int) -> None:
@@ -29,16 +30,13 @@ def _set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _split_file(task_dir: Path, lang: str, split: str, suffix: str) -> Path:
-    return Path(task_dir) / lang / f"{split}.{suffix}"
-
-
 def _forward(encoder: Encoder, tokens: torch.Tensor, lang: str, pad: int) -> torch.Tensor:
     return encoder.encode(tokens, lang, padding_mask=tokens.eq(pad))[-1]
 
 
 @torch.no_grad()
-def evaluate(task: TaskAdapter, encoder: Encoder, head, items: list[Item], lang: str, device, batch_size: int = 32) -> dict:
+def evaluate(task: TaskAdapter, encoder: Encoder, head, items: list[Item], lang: str, device,
+             batch_size: int = 32) -> dict:
     """The task's scores of ``items`` with ``lang``'s language-specific parameters."""
     encoder.train(False)
     head.train(False)
@@ -55,91 +53,105 @@ def evaluate(task: TaskAdapter, encoder: Encoder, head, items: list[Item], lang:
     return task.score(items, preds)
 
 
-def finetune(
-    task_name: str,
-    encoder: Encoder,
-    words_to_subwords: Callable[[str], WordsToSubwords],
-    task_dir: Path,
-    src_lang: str,
-    tgt_lang: str,
-    hp: dict,
-    epochs: int,
-    seed: int,
-    device: str = "cpu",
-    max_seq_len: int = 256,
-    schedule: str | None = None,
-    warmup_fraction: float = 0.1,
-    epoch_size: int | None = None,
-    tokenize_settings: dict[str, TokenizeSettings] | None = None,
-    log: Callable[[str], None] | None = None,
-    task_dirs: tuple[str, str] | None = None,
-    max_train_examples: int | None = None,
-) -> dict:
-    """Fine-tune ``encoder`` (modified in place) and return the result record.
+@dataclass(frozen=True)
+class TaskFiles:
+    """The task files of one job: English train and dev, the target's dev (optional) and test."""
 
-    ``words_to_subwords(lang)`` gives the setting's BPE for a language; ``hp`` holds ``batch_size``
-    and either ``lr`` or ``encoder_lr`` + ``classifier_lr``; ``epoch_size`` = training examples per
-    epoch (None: one pass over the data; XLM's XNLI epochs are 20000 examples)."""
-    t_start = time.time()
-    _set_seed(seed)
-    task: TaskAdapter = TASKS[task_name](hp)
-    schedule = schedule or ("constant" if "encoder_lr" in hp else "warmup_linear")
-    tokenize_settings = tokenize_settings or {}
-    device = torch.device(device)
-    dictionary = encoder.dictionary
-    log = log or (lambda msg: None)
-    limit = _max_positions(encoder)
-    if limit is not None and max_seq_len > limit:
-        raise ValueError(f"max_seq_len {max_seq_len} exceeds the encoder's {limit} positions")
+    train: Path
+    en_dev: Path
+    tgt_test: Path
+    tgt_dev: Path | None = None
 
-    dirs = dict(zip((src_lang, tgt_lang), task_dirs or (src_lang, tgt_lang)))
 
-    def load(lang: str, split: str, required: bool = True):
-        path = _split_file(task_dir, dirs[lang], split, task.suffix)
-        if not path.exists():
-            if required:
-                raise FileNotFoundError(f"{path}: task file missing")
-            return None
-        raw = task.read(path)
-        if split == "train":
-            raw = raw[:max_train_examples] if max_train_examples else raw
+@dataclass(frozen=True)
+class FinetuneJob:
+    """One grid cell of one task, as the finetune rule's ``params.job`` gives it.
+
+    ``hp`` holds ``batch_size`` and either ``lr`` or ``encoder_lr`` + ``classifier_lr`` (and the
+    parser's ``arc_mlp``/``label_mlp``); ``schedule`` None: constant with ``encoder_lr``, else
+    warmup_linear; ``epoch_size`` = training examples per epoch (None: one pass; XLM's XNLI epochs
+    are 20000 examples); ``tokenize``: language -> TokenizeSettings fields (how its corpus was
+    tokenised; a language without an entry gets the plain Moses chain)."""
+
+    task: str
+    src_lang: str
+    tgt_lang: str
+    hp: dict
+    epochs: int
+    seed: int
+    max_seq_len: int
+    warmup_fraction: float
+    schedule: str | None = None
+    epoch_size: int | None = None
+    max_train_examples: int | None = None
+    tokenize: dict = field(default_factory=dict)
+
+    def tokenize_settings(self, lang: str, stanford_home: str | None = None) -> TokenizeSettings:
+        fields = self.tokenize.get(lang) or {"moses_lang": lang}
+        return TokenizeSettings(**fields, stanford_home=stanford_home)
+
+
+@dataclass
+class TaskData:
+    items: dict[str, list[Item]]  # train, en_dev, tgt_dev (when given), tgt_test
+    truncated: dict[str, int]
+
+
+def load_task_data(job: FinetuneJob, task: TaskAdapter, dictionary, words_to_subwords: Callable[[str], WordsToSubwords],
+                   files: TaskFiles, stanford_home: str | None = None) -> TaskData:
+    """Read and encode the job's task files. Raw sentences (XNLI) are tokenised like the
+    pretraining corpus; given words (NER, UD) are re-tokenised one at a time with the same
+    settings, staying one word each."""
+    items, truncated = {}, {}
+    for name, lang in (("train", job.src_lang), ("en_dev", job.src_lang), ("tgt_dev", job.tgt_lang),
+                       ("tgt_test", job.tgt_lang)):
+        path = getattr(files, name)
+        if path is None:
+            continue
+        if not Path(path).exists():
+            raise FileNotFoundError(f"{path}: task file missing")
+        raw = task.read(Path(path))
+        if name == "train":
+            raw = raw[: job.max_train_examples] if job.max_train_examples else raw
             task.fit_labels(raw)
-        # Raw sentences (XNLI) are tokenised like the pretraining corpus; given words (NER, UD)
-        # are re-tokenised one at a time with the same settings, staying one word each.
-        lines, word = line_and_word_tokenizers(tokenize_settings.get(lang) or TokenizeSettings(moses_lang=lang))
-        enc = WordEncoder(dictionary, words_to_subwords(lang), max_seq_len, split_word=word)
-        items, cut = task.tensorize(raw, enc, lines)
-        return items, cut
+        lines, word = line_and_word_tokenizers(job.tokenize_settings(lang, stanford_home))
+        enc = WordEncoder(dictionary, words_to_subwords(lang), job.max_seq_len, split_word=word)
+        items[name], truncated[name] = task.tensorize(raw, enc, lines)
+    return TaskData(items, truncated)
 
-    data = {"train": load(src_lang, "train"), "en_dev": load(src_lang, "dev")}
-    data["tgt_dev"] = load(tgt_lang, "dev", required=False)
-    data["tgt_test"] = load(tgt_lang, "test")
-    truncated = {k: v[1] for k, v in data.items() if v is not None}
-    sizes = {k: len(v[0]) for k, v in data.items() if v is not None}
-    train_items = data["train"][0]
 
-    encoder.to(device)
-    shared = freeze_language_specific(encoder)
-    head = task.make_head(encoder.dim).to(device)
+def make_optimizer(job: FinetuneJob, shared: list[torch.nn.Parameter], head: torch.nn.Module, total_steps: int):
+    """Adam over the trainable encoder parameters and the head (XNLI: one learning rate each), and
+    its schedule over ``total_steps``."""
+    hp = job.hp
     if "encoder_lr" in hp:
         groups = [{"params": shared, "lr": float(hp["encoder_lr"])},
                   {"params": list(head.parameters()), "lr": float(hp["classifier_lr"])}]
     else:
         groups = [{"params": shared + list(head.parameters()), "lr": float(hp["lr"])}]
     optimizer = torch.optim.Adam(groups)
-    batch_size = int(hp["batch_size"])
-    per_epoch = epoch_size or len(train_items)
-    steps_per_epoch = math.ceil(per_epoch / batch_size)
-    total_steps = steps_per_epoch * epochs
+    schedule = job.schedule or ("constant" if "encoder_lr" in hp else "warmup_linear")
     factor = SCHEDULES[schedule]
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: factor(step, total_steps, warmup_fraction))
+    warmup = float(job.warmup_fraction)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: factor(step, total_steps, warmup))
+    return optimizer, scheduler, schedule
 
-    gen = torch.Generator().manual_seed(seed)
-    pad = dictionary.pad()
+
+def train_epochs(job: FinetuneJob, task: TaskAdapter, encoder: Encoder, head, shared, data: TaskData, device,
+                 log: Callable[[str], None]) -> dict:
+    """Train on English and keep the epoch with the best English dev score (restored at the end)."""
+    train_items = data.items["train"]
+    batch_size = int(job.hp["batch_size"])
+    per_epoch = job.epoch_size or len(train_items)
+    steps_per_epoch = math.ceil(per_epoch / batch_size)
+    total_steps = steps_per_epoch * job.epochs
+    optimizer, scheduler, schedule = make_optimizer(job, shared, head, total_steps)
+    gen = torch.Generator().manual_seed(job.seed)
+    pad = encoder.dictionary.pad()
     order: list[int] = []
     history, best = [], None
     train_s = eval_s = 0.0
-    for epoch in range(1, epochs + 1):
+    for epoch in range(1, job.epochs + 1):
         t0 = time.time()
         encoder.train(True)
         head.train(True)
@@ -151,14 +163,14 @@ def finetune(
             chunk = [train_items[i] for i in order[:batch_size]]
             del order[:batch_size]
             batch = task.batch(chunk, pad, device)
-            loss = task.loss(head, _forward(encoder, batch["tokens"], src_lang, pad), batch, chunk)
+            loss = task.loss(head, _forward(encoder, batch["tokens"], job.src_lang, pad), batch, chunk)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
             scheduler.step()
             losses.append(loss.item())
         t1 = time.time()
-        dev = evaluate(task, encoder, head, data["en_dev"][0], src_lang, device)
+        dev = evaluate(task, encoder, head, data.items["en_dev"], job.src_lang, device)
         t2 = time.time()
         train_s += t1 - t0
         eval_s += t2 - t1
@@ -167,38 +179,60 @@ def finetune(
         if best is None or dev[task.metric] > best[0]:
             # The checkpoint of the best epoch so far, kept in memory (on CPU) until the end.
             best = (dev[task.metric], epoch, _state(encoder, shared), copy.deepcopy(head.state_dict()))
-
     _, best_epoch, enc_state, head_state = best
     _restore(encoder, shared, enc_state)
     head.load_state_dict(head_state)
+    return {"best_epoch": best_epoch, "history": history, "epoch_size": per_epoch, "steps": total_steps,
+            "schedule": schedule, "train_s": train_s, "eval_s": eval_s}
+
+
+def finetune(job: FinetuneJob, encoder: Encoder, words_to_subwords: Callable[[str], WordsToSubwords],
+             files: TaskFiles, device: str = "cpu", log: Callable[[str], None] | None = None,
+             stanford_home: str | None = None) -> dict:
+    """Fine-tune ``encoder`` (modified in place) on the job's English data and return the result
+    record: English dev and zero-shot target scores of the best English-dev epoch."""
+    t_start = time.time()
+    _set_seed(job.seed)
+    task: TaskAdapter = TASKS[job.task](job.hp)
+    device = torch.device(device)
+    log = log or (lambda msg: None)
+    limit = _max_positions(encoder)
+    if limit is not None and job.max_seq_len > limit:
+        raise ValueError(f"max_seq_len {job.max_seq_len} exceeds the encoder's {limit} positions")
+    data = load_task_data(job, task, encoder.dictionary, words_to_subwords, files, stanford_home)
+    encoder.to(device)
+    shared = freeze_language_specific(encoder)
+    head = task.make_head(encoder.dim).to(device)
+    run = train_epochs(job, task, encoder, head, shared, data, device, log)
     t3 = time.time()
-    scores = {"en_dev": evaluate(task, encoder, head, data["en_dev"][0], src_lang, device)}
-    if data["tgt_dev"] is not None:
-        scores["tgt_dev"] = evaluate(task, encoder, head, data["tgt_dev"][0], tgt_lang, device)
-    scores["tgt_test"] = evaluate(task, encoder, head, data["tgt_test"][0], tgt_lang, device)
-    eval_s += time.time() - t3
+    scores = {"en_dev": evaluate(task, encoder, head, data.items["en_dev"], job.src_lang, device)}
+    if "tgt_dev" in data.items:
+        scores["tgt_dev"] = evaluate(task, encoder, head, data.items["tgt_dev"], job.tgt_lang, device)
+    scores["tgt_test"] = evaluate(task, encoder, head, data.items["tgt_test"], job.tgt_lang, device)
+    eval_s = run["eval_s"] + time.time() - t3
     return {
-        "task": task_name,
+        "task": job.task,
         "metric": task.metric,
-        "src_lang": src_lang,
-        "tgt_lang": tgt_lang,
-        "hp": hp,
-        "epochs": epochs,
-        "epoch_size": per_epoch,
-        "steps": total_steps,
-        "schedule": schedule,
-        "seed": seed,
-        "best_epoch": best_epoch,
+        "src_lang": job.src_lang,
+        "tgt_lang": job.tgt_lang,
+        "hp": job.hp,
+        "epochs": job.epochs,
+        "epoch_size": run["epoch_size"],
+        "steps": run["steps"],
+        "schedule": run["schedule"],
+        "seed": job.seed,
+        "best_epoch": run["best_epoch"],
         "en_dev": scores["en_dev"][task.metric],
         "tgt_dev": scores["tgt_dev"][task.metric] if "tgt_dev" in scores else None,
         "tgt_test": scores["tgt_test"][task.metric],
         "scores": scores,
-        "history": history,
+        "history": run["history"],
         "labels": task.labels,
-        "examples": sizes,
-        "truncated": truncated,
-        "max_seq_len": max_seq_len,
-        "timing": {"train_s": round(train_s, 3), "eval_s": round(eval_s, 3), "total_s": round(time.time() - t_start, 3)},
+        "examples": {k: len(v) for k, v in data.items.items()},
+        "truncated": data.truncated,
+        "max_seq_len": job.max_seq_len,
+        "timing": {"train_s": round(run["train_s"], 3), "eval_s": round(eval_s, 3),
+                   "total_s": round(time.time() - t_start, 3)},
         "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(device),
         "host": platform.node(),
     }
@@ -226,43 +260,21 @@ def _restore(encoder: Encoder, shared: list[torch.nn.Parameter], state: list[tor
             p.copy_(saved.to(p.device))
 
 
-def run_finetune(
-    task: str,
-    checkpoint: Path,
-    bpe_dir: Path,
-    task_dir: Path,
-    src_lang: str,
-    tgt_lang: str,
-    hp: dict,
-    epochs: int,
-    out_json: Path,
-    seed: int,
-    device: str = "cpu",
-    max_seq_len: int = 256,
-    schedule: str | None = None,
-    warmup_fraction: float = 0.1,
-    epoch_size: int | None = None,
-    tokenize_settings: dict[str, TokenizeSettings] | None = None,
-    data_dir: Path | None = None,
-    meta: dict | None = None,
-    log: Callable[[str], None] | None = None,
-    task_dirs: tuple[str, str] | None = None,
-    max_train_examples: int | None = None,
-) -> dict:
-    """The Snakemake job: load the pretrained encoder and the setting's BPE, fine-tune, write result.json."""
+def run_finetune(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path, files: TaskFiles,
+                 out_json: Path, device: str = "cpu", meta: dict | None = None,
+                 log: Callable[[str], None] | None = None, stanford_home: str | None = None) -> dict:
+    """The Snakemake job: load the pretrained encoder (``checkpoint`` with its ``dictionary``) and
+    the setting's BPE (``bpe``: its manifest), fine-tune, write ``out_json`` atomically."""
     from xling.bpe import SubwordTokenizer
     from xling.pretrain.loader import load_encoder
 
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise RuntimeError(f"device {device} requested but CUDA is not available")
-    encoder = load_encoder(Path(checkpoint), data_dir)
-    result = finetune(
-        task, encoder, lambda lang: SubwordTokenizer(Path(bpe_dir), lang).words_to_subwords, Path(task_dir),
-        src_lang, tgt_lang, hp, epochs, seed, device, max_seq_len, schedule, warmup_fraction, epoch_size,
-        tokenize_settings, log, task_dirs, max_train_examples,
-    )
+    encoder = load_encoder(Path(checkpoint), Path(dictionary))
+    result = finetune(job, encoder, lambda lang: SubwordTokenizer(Path(bpe), lang).words_to_subwords, files,
+                      device, log, stanford_home)
     result["checkpoint"] = str(checkpoint)
-    result["bpe_dir"] = str(bpe_dir)
+    result["bpe"] = str(bpe)
     result["meta"] = meta or {}
     with atomic_write(out_json) as fh:
         json.dump(result, fh, indent=2, sort_keys=True)

@@ -26,19 +26,18 @@ class TokenizeSettings:
     moses_lang: str
     segmenter: str = "none"              # none | jieba | stanford
     lowercase: bool = False              # preprocess.lowercase_and_remove_accent
-    stanford_model: str = "pku"              # XLM's tokenize.sh
+    stanford_model: str | None = None        # ctb | pku (preprocess.stanford_model), with segmenter stanford
     stanford_home: str | None = None     # directory with segment.sh (or one above it)
 
     @classmethod
     def from_config(cls, config: Mapping, lang: str, stanford_home: str | None = None) -> "TokenizeSettings":
-        """From the whole config (``languages.<lang>`` and ``preprocess``)."""
-        lc = config["languages"][lang]
-        pp = config.get("preprocess", {})
+        """From the whole (validated) config: ``languages.<lang>`` and ``preprocess``."""
+        lc, pp = config["languages"][lang], config["preprocess"]
         return cls(
-            moses_lang=lc.get("moses", lang),
-            segmenter=lc.get("segmenter", "none") or "none",
-            lowercase=bool(pp.get("lowercase_and_remove_accent", False)),
-            stanford_model=pp.get("stanford_model", "pku"),
+            moses_lang=lc["moses"],
+            segmenter=lc["segmenter"],
+            lowercase=bool(pp["lowercase_and_remove_accent"]),
+            stanford_model=pp["stanford_model"],
             stanford_home=None if stanford_home is None else str(stanford_home),
         )
 
@@ -47,13 +46,18 @@ class LineTokenizer:
     def __init__(self, settings: TokenizeSettings):
         self.settings = settings
         self.moses = moses_pipeline(settings.moses_lang)
-        if settings.segmenter == "none":
-            self.seg = None
-        else:
+        self._seg = None
+
+    @property
+    def seg(self):
+        """The language's segmenter, started on first use: a job that only normalises given words
+        (NER, UD) needs neither Java nor the Stanford segmenter's files."""
+        if self._seg is None and self.settings.segmenter != "none":
             kw = {}
-            if settings.segmenter == "stanford":
-                kw = {"home": settings.stanford_home, "model": settings.stanford_model}
-            self.seg = make_segmenter(settings.segmenter, **kw)
+            if self.settings.segmenter == "stanford":
+                kw = {"home": self.settings.stanford_home, "model": self.settings.stanford_model}
+            self._seg = make_segmenter(self.settings.segmenter, **kw)
+        return self._seg
 
     @staticmethod
     def _clean_for_segmenter(line: str) -> str:
@@ -66,7 +70,7 @@ class LineTokenizer:
         return self._finish(self.moses.normalize(" ".join(words)))
 
     def __call__(self, line: str) -> str:
-        if self.seg is None:
+        if self.settings.segmenter == "none":
             return self._finish(self.moses(line))
         line = self._clean_for_segmenter(line)
         return self._segmented(self.seg(line)) if line else ""
@@ -74,14 +78,14 @@ class LineTokenizer:
     def given_word(self, word: str) -> list[str]:
         """An already segmented word (a treebank's, a NER set's) as pretraining text has it: the
         whole chain for space-delimited languages, normalisation only after a segmenter."""
-        if self.seg is None:
+        if self.settings.segmenter == "none":
             return self(word).split()
         return self._segmented([word]).split()
 
     def batch(self, lines: Iterable[str]) -> list[str]:
         """Same as ``[self(l) for l in lines]``; one segmenter call per batch (Stanford: one JVM)."""
         lines = list(lines)
-        if self.seg is None:
+        if self.settings.segmenter == "none":
             return [self(line) for line in lines]
         cleaned = [self._clean_for_segmenter(line) for line in lines]
         keep = [i for i, line in enumerate(cleaned) if line]

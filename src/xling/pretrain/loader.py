@@ -51,11 +51,11 @@ class LoadedEncoder(nn.Module):
 
 
 def load_encoder(
-    checkpoint: str | Path, data_dir: str | Path | None = None, random_init_seed: int | None = None
+    checkpoint: str | Path, dictionary: str | Path | None = None, random_init_seed: int | None = None
 ) -> LoadedEncoder:
     """Rebuild the encoder of a fairseq checkpoint of the ``xling_mlm`` model on CPU.
 
-    ``data_dir`` holds the ``dict.txt`` of pretraining; default: the path in the checkpoint.
+    ``dictionary``: the ``dict.txt`` of pretraining; default: the one in the checkpoint's data path.
     ``random_init_seed``: the same architecture and dictionary, freshly initialised with this seed
     instead of the trained weights (Figure 7's random-encoder baseline)."""
     checkpoint = Path(checkpoint)
@@ -66,8 +66,7 @@ def load_encoder(
     if margs is None or getattr(margs, "_name", getattr(margs, "arch", None)) != MODEL_NAME:
         raise InputError(checkpoint, None, f"a fairseq checkpoint of the {MODEL_NAME} model")
     base_architecture(margs)
-    data_dir = Path(data_dir if data_dir is not None else targs.data.split(":")[0])
-    dict_path = data_dir / "dict.txt"
+    dict_path = Path(dictionary) if dictionary is not None else Path(targs.data.split(":")[0]) / "dict.txt"
     if not dict_path.exists():
         raise InputError(dict_path, None, "the dict.txt the model was pretrained with")
     dictionary = Dictionary.load(str(dict_path))

@@ -263,9 +263,10 @@ def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path,
     from xling.pretrain.schedule import batch_layout, schedule
 
     n_gpus = min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
-    processes = n_gpus or max(1, int(pretrain.get("cpu_processes") or 1))
+    processes = n_gpus or int(pretrain["cpu_processes"])
     # fairseq runs one process per GPU (or CPU rank): share the job's cores among them
     per_process = max(1, int(threads) // processes)
+    num_workers = pretrain["num_workers"] if num_workers is None else num_workers
     if num_workers is None:
         # data-loading workers beside each trainer; on 1-2 cores the main process is faster
         num_workers = min(8, per_process - 1)

@@ -133,7 +133,8 @@ def read_panx(panx_root: str | Path, lang: str) -> dict[str, list[Sentence]]:
     panx_root = Path(panx_root)
     hits = sorted(panx_root.rglob(f"{lang}.tar.gz"))
     if len(hits) != 1:
-        raise InputError(panx_root / f"{lang}.tar.gz", None, f"one {lang}.tar.gz under {panx_root}", f"{len(hits)} found")
+        raise InputError(panx_root / f"{lang}.tar.gz", None, f"one {lang}.tar.gz under {panx_root}",
+                         f"{len(hits)} found")
     archive = hits[0]
     out: dict[str, list[Sentence]] = {}
     with tarfile.open(archive, "r:gz") as tf:

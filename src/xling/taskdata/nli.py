@@ -69,7 +69,8 @@ def read_multinli_jsonl(path: str | Path) -> Iterator[tuple[str, str, str]]:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(path, i, "one JSON object per line", line) from e
-        if not isinstance(obj, dict) or not all(isinstance(obj.get(k), str) for k in ("gold_label", "sentence1", "sentence2")):
+        fields = ("gold_label", "sentence1", "sentence2")
+        if not isinstance(obj, dict) or not all(isinstance(obj.get(k), str) for k in fields):
             raise InputError(path, i, "an object with string gold_label, sentence1, sentence2", line)
         if obj["gold_label"] == "-":
             continue

@@ -41,10 +41,11 @@ def _check_sentence(path: Path, rows: list[tuple[int, dict]]) -> None:
         elif tid[1] == "-":
             a, b = tid[0], tid[2]
             if a != next_id or b <= a or b > n:
-                raise InputError(path, i, f"a multiword range starting at word {next_id} ending after it, within 1..{n}",
-                                 f"{a}-{b}")
+                raise InputError(path, i, f"a multiword range starting at word {next_id} ending after it, "
+                                 f"within 1..{n}", f"{a}-{b}")
     if roots != 1:
-        raise InputError(path, rows[0][0], "exactly one word with head 0 in the sentence starting here", f"{roots} roots")
+        raise InputError(path, rows[0][0], "exactly one word with head 0 in the sentence starting here",
+                         f"{roots} roots")
 
 
 def validate_conllu(path: str | Path) -> int:
@@ -86,7 +87,8 @@ def treebank_file(ud_root: str | Path, treebank: str, split: str) -> Path:
             return hits[0]
         if len(hits) > 1:
             raise InputError(base / treebank, None, f"one *-ud-{split}.conllu", ", ".join(h.name for h in hits))
-    raise InputError(ud_root / treebank / f"<code>-ud-{split}.conllu", None, f"the {split} file of {treebank}", "no such file")
+    raise InputError(ud_root / treebank / f"<code>-ud-{split}.conllu", None, f"the {split} file of {treebank}",
+                     "no such file")
 
 
 def build_ud(ud_root: str | Path, treebank: str, splits: dict[str, str], out_dir: str | Path) -> dict[str, int]:

@@ -225,8 +225,8 @@ class PairMaker:
         other = subj
         while other.lemma == subj.lemma:
             other = g.name("PER")
-        return p, Clause(verb, subj=other, obj=replace(obj, det="def") if obj.kind == "noun" and obj.num is None else obj,
-                         tense=tense)
+        definite = replace(obj, det="def") if obj.kind == "noun" and obj.num is None else obj
+        return p, Clause(verb, subj=other, obj=definite, tense=tense)
 
     def _add_detail(self, p: Clause, strip: bool = True) -> Clause | None:
         """``p`` with information added that ``p`` does not give (an adverb or an adjective);
