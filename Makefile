@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= all
 
-.PHONY: venv demo test test-fast slurm-test dry-run clean-demo
+.PHONY: venv demo test test-fast lint slurm-test dry-run clean-demo
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -14,6 +14,13 @@ demo: venv
 
 test: venv
 	$(PY) -m pytest -q
+
+# Python (ruff), the rule files' layout (snakefmt) and Snakemake's own checks of the workflow
+lint: venv
+	$(VENV)/bin/ruff check src tests bench workflow/scripts scripts
+	$(VENV)/bin/snakefmt --check Snakefile workflow/rules
+	$(SNAKEMAKE) --lint --configfile config/demo.yaml
+	$(SNAKEMAKE) --lint
 
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow and not slurm"

@@ -22,5 +22,5 @@ $pip install -q "torch==2.13.0" "numpy==2.4.6" cython
 if ! "$VENV/bin/python" -c 'import fairseq' 2>/dev/null; then
   $pip install -q --no-build-isolation --no-deps "fairseq-fixed==0.12.3.1"
 fi
-$pip install -q -e ".[test]"
+$pip install -q -e ".[test,lint]"
 touch "$stamp"
