@@ -157,6 +157,12 @@ def test_alias_language_reads_the_same_data_under_a_second_id(tmp_path, bpe_dir)
             assert built.stat().st_ino == (mono / "en" / f"{split}.bin").stat().st_ino  # a hard link
         assert (out / f"dict.{name}.txt").read_text() == (mono / "dict.en.txt").read_text()
     assert (out / "dict.txt").read_text() == (mono / "dict.txt").read_text()
+    # the dictionaries (the rule's outputs) are fresh files, newer than every input: a hard link
+    # would carry its source's older time, which Snakemake takes for a stale output
+    newest_input = max(p.stat().st_mtime_ns for p in [mono / "dict.txt", mono / "dict.en.txt", *data])
+    for f in ("dict.txt", "dict.en.txt", "dict.en_prime.txt"):
+        assert (out / f).stat().st_ino != (mono / "dict.txt").stat().st_ino
+        assert (out / f).stat().st_mtime_ns >= newest_input
     assert not list(out.glob(".*tmp"))
     with pytest.raises(InputError, match="nowhere.*binarize_mono output"):
         alias_language(tmp_path / "nowhere", mono / "dict.en.txt", data, "en", "en_prime", tmp_path / "x")

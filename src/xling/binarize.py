@@ -150,7 +150,9 @@ def alias_language(shared_dict: Path, lang_dict: Path, data: Sequence[Path], lan
     """A two-language data directory whose languages ``lang`` and ``alias`` both read one
     language's binarised ``data`` files (hard links, no copy) with its dictionaries: Figure 7's
     bilingual en-en′ model is "trained on English data but with separate embeddings", one
-    language id per copy."""
+    language id per copy. The dictionaries are copied: they are the rule's outputs, and a hard
+    link would keep its source's modification time, older than the other inputs, which
+    Snakemake takes for a stale output."""
     out_dir = Path(out_dir)
     for path in (shared_dict, lang_dict, *data):
         _require(path, f"the binarised monolingual {lang} data (binarize_mono output)")
@@ -159,9 +161,9 @@ def alias_language(shared_dict: Path, lang_dict: Path, data: Sequence[Path], lan
             (tmp / name).mkdir()
             for path in data:
                 _link(Path(path), tmp / name / Path(path).name)
-            _link(Path(lang_dict), tmp / f"dict.{name}.txt")
+            shutil.copyfile(lang_dict, tmp / f"dict.{name}.txt")
         for name in (lang, alias):
             _replace(tmp / name, out_dir / name)
             _replace(tmp / f"dict.{name}.txt", out_dir / f"dict.{name}.txt")
-        _link(Path(shared_dict), tmp / "dict.txt")
+        shutil.copyfile(shared_dict, tmp / "dict.txt")
         _replace(tmp / "dict.txt", out_dir / "dict.txt")
