@@ -11,6 +11,10 @@ min_version("9.0")
 configfile: f"{workflow.basedir}/config/config.yaml"
 
 
+# `snakemake --report report.html`: Table 1, the figures and tables, with captions (workflow/report/)
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/testbed.smk"
 include: "workflow/rules/download.smk"
@@ -22,6 +26,7 @@ include: "workflow/rules/binarize.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/export.smk"
 include: "workflow/rules/report.smk"
 
 

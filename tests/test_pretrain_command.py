@@ -67,6 +67,18 @@ def test_paper_hyperparameters():
     assert "--separate-embeddings" not in o and o["--separate-layers"] == "0"
 
 
+def test_tensorboard_logs_go_beside_the_model_when_asked():
+    # the job's save_dir is <model>/fairseq: the event files go to <model>/tensorboard
+    o = opts(paper_command())
+    assert CONFIG["pretrain"]["tensorboard"] is True and o["--tensorboard-logdir"] == "R/pretrain/x/tensorboard"
+    assert parse_command(paper_command(cpu=True, n_gpus=0)).common.tensorboard_logdir == "R/pretrain/x/tensorboard"
+    for off in ({**CONFIG["pretrain"], "tensorboard": False}, {k: v for k, v in CONFIG["pretrain"].items()
+                                                             if k != "tensorboard"}):
+        cmd = fairseq_train_command("d", "s/fairseq", CONFIG["settings"]["default"], CONFIG["model"], off, ["en"],
+                                    n_gpus=1, cpu=False)
+        assert "--tensorboard-logdir" not in cmd
+
+
 def test_cpu_runs_fp32_and_seed_override():
     o = opts(paper_command(cpu=True, n_gpus=0, seed=2))
     assert o["--cpu"] is True and "--fp16" not in o and "--bf16" not in o

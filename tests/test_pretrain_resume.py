@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 MODEL = dict(TINY_MODEL, layers=4, dim=32, ffn_dim=128, tokens_per_sample=32)
 # 20 updates per epoch (160 streams / 8), saved every 5
 PRETRAIN = dict(TINY_PRETRAIN, batch_size_per_gpu=8, streams_per_epoch_per_gpu=160, max_epoch=2,
-                save_interval_updates=5)
+                save_interval_updates=5, tensorboard=True)
 SETTING = {"separate": {"embeddings": True, "layers": 1}}
 
 
@@ -46,6 +46,9 @@ def test_uninterrupted_and_killed_runs_end_alike(data_dir, tmp_path):
     assert json.loads((a / "done.json").read_text()) == done_a
     assert set(done_a["valid_ppl"]) == {"en", "fr"} and done_a["best_valid_ppl_en"] > 1
     assert done_a["tokens_per_s"] > 0 and (a / "checkpoint_best.pt").exists()
+    # fairseq also logged to TensorBoard (tensorboardX) beside the save dir: train and valid runs
+    events = {p.parent.name for p in (tmp_path / "tensorboard").rglob("events.out.tfevents*")}
+    assert {"train", "valid_en"} <= events, events
 
     # killed once its first checkpoint exists
     b = tmp_path / "b"

@@ -71,6 +71,9 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     assert counts["analysis_retrieval"] == 4 and counts["analysis_cka"] == 5
     assert counts["backtranslate"] == 1 and counts["download_mt_fr_en_weights"] == 1
     assert counts["analysis_report"] == 1
+    # transformers exports: the 5 rows whose parts are all shared x 3 pairs, en-de, 6 monolingual
+    assert counts["export_hf"] == 5 * 3 + 1 + 6
+    assert counts["compute_ledger"] == 1
 
 
 def test_missing_licensed_corpus_leaves_out_only_its_cells(tmp_path):
@@ -134,13 +137,14 @@ def _slice_config(tmp_path: Path) -> Path:
 
 
 SLICE_TARGETS = ["results/slice/finetune/default/en-fr/ner/bs32_lr0.0005/result.json",
-                 "results/slice/analysis/retrieval/en-fr.json"]
+                 "results/slice/analysis/retrieval/en-fr.json", "results/slice/hf/default/en-fr"]
 
 
 @pytest.fixture(scope="module")
 def slice_run(tmp_path_factory):
     """The demo on the tiny testbed, run once for the tests below: testbed -> download (mirror) ->
-    extract/tokenise/split -> BPE -> binarise -> fairseq MLM -> NER fine-tuning, and Figure 6's job."""
+    extract/tokenise/split -> BPE -> binarise -> fairseq MLM -> NER fine-tuning, Figure 6's job and
+    the transformers export of the bilingual model."""
     workdir = tmp_path_factory.mktemp("slice")
     configs = [str(REPO / "config" / "demo.yaml"), str(_slice_config(workdir))]
     proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", *SLICE_TARGETS, timeout=900)
@@ -152,7 +156,7 @@ def slice_run(tmp_path_factory):
 def test_demo_slice_end_to_end(slice_run):
     """The fine-tuned model must beat chance on English dev, and the two monolingual models align."""
     tmp_path, _ = slice_run
-    target, retrieval = SLICE_TARGETS
+    target, retrieval, _ = SLICE_TARGETS
     result = json.loads((tmp_path / target).read_text())
     assert result["meta"] == {"setting": "default", "pair": "en-fr", "task": "ner", "hp_id": "bs32_lr0.0005"}
     # span F1 of a tagger that learnt nothing is ~0; the testbed's entities are learnable
@@ -168,10 +172,34 @@ def test_demo_slice_end_to_end(slice_run):
     # two independently trained models only retrieve after the orthogonal map (measured: best
     # layer ~40% vs <= 4% unaligned; chance is 2%)
     assert max(fig6["p_at_1"]) > max(fig6["p_at_1_unaligned"]) + 10, fig6
+    # the export of the trained bilingual model gives its hidden states for the corpus's own text
+    _export_matches_the_model(tmp_path / "results/slice")
     # each stage left its output where docs/ARCHITECTURE.md says
     for rel in ["corpus/en/wiki.train.txt", "bpe/default/en-fr/bpe.json", "bin/default/en-fr/dict.txt",
                 "bin/default/en-fr/fr/train.bin", "tasks/ner/fr/test.bio"]:
         assert (tmp_path / "results/slice" / rel).is_file(), rel
+
+
+def _export_matches_the_model(run: Path) -> None:
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from xling.export import Pretokenizer
+    from xling.pretrain.loader import load_encoder
+
+    export = run / "hf/default/en-fr"
+    ours = load_encoder(run / "pretrain/default/en-fr/checkpoint_best.pt", run / "bin/default/en-fr/dict.txt")
+    model, tokenizer = AutoModelForMaskedLM.from_pretrained(export).eval(), AutoTokenizer.from_pretrained(export)
+    for lang in ("en", "fr"):
+        lines = (run / f"corpus/{lang}/wiki.test.txt").read_text(encoding="utf-8").splitlines()[:8]
+        batch = tokenizer(Pretokenizer(export, lang)(lines), padding=True, truncation=True, return_tensors="pt")
+        mask = batch["attention_mask"].bool()
+        with torch.no_grad():
+            theirs = model(**batch, output_hidden_states=True).hidden_states
+            states = ours.encode(batch["input_ids"], lang, padding_mask=~mask)
+        assert len(theirs) == len(states) == ours.num_layers + 1
+        for a, b in zip(theirs, states):
+            torch.testing.assert_close(a[mask], b[mask], rtol=1e-4, atol=1e-4)
 
 
 def scheduled(output: str) -> list[tuple[str, str]]:
@@ -208,19 +236,53 @@ def test_a_changed_setting_reruns_exactly_the_jobs_that_use_it(slice_run, tmp_pa
 
     jobs = dry_run("preprocess: {lowercase_and_remove_accent: true}\n")
     rules = {rule for rule, _ in jobs}
-    # tokenisation's own params changed (4 jobs: en and fr, two shards each); fine-tuning and the
-    # analysis, which tokenise raw text the same way, rerun with everything built on the corpus
+    # tokenisation's own params changed (4 jobs: en and fr, two shards each); fine-tuning, the
+    # analysis and the export, which tokenise raw text the same way (or record how), rerun with
+    # everything built on the corpus
     assert [rule for rule, why in jobs if PARAMS in why] == ["tokenize_shard"] * 4, jobs
-    assert {"finetune", "analysis_retrieval"} <= rules, jobs
+    assert {"finetune", "analysis_retrieval", "export_hf"} <= rules, jobs
     # nothing outside that chain (the raw shards are temporary files, so they are made again)
     chain = {"wiki_extract", "split_shards_en", "split_shards_fr", "tokenize_shard", "merge_split", "bpe", "binarize",
-             "pretrain", "bpe_mono", "binarize_mono", "pretrain_mono", "finetune", "analysis_retrieval"}
+             "pretrain", "bpe_mono", "binarize_mono", "pretrain_mono", "finetune", "analysis_retrieval", "export_hf"}
     assert rules <= chain, jobs
 
     for overlay, rule in (("finetune: {ner: {epochs: 4}}\n", "finetune"),
                           ("analysis: {max_seq_len: 64}\n", "analysis_retrieval")):
         jobs = dry_run(overlay)
         assert len(jobs) == 1 and jobs[0][0] == rule and PARAMS in jobs[0][1], (overlay, jobs)
+
+
+@pytest.mark.slow
+def test_snakemake_report_shows_the_marked_results_in_a_browser(slice_run, tmp_path):
+    """`snakemake --report` after a run: a self-contained zip and page holding the marked results
+    (here the anchor table, built for the purpose) with their categories and captions; opened in
+    headless Chromium, the page lists the table under its category."""
+    import zipfile
+
+    from support.browser import chromium
+    from xling.report.browser import check_report, rendered_dom, visible_text
+
+    workdir, configs = slice_run
+    target = "results/slice/report/anchors.md"
+    proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", target)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in ("report.zip", "report.html"):
+        proc = snakemake(workdir, "--cores", "1", "--configfile", *configs, "--report", str(tmp_path / name), "--",
+                         target)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    with zipfile.ZipFile(tmp_path / "report.zip") as z:
+        names = z.namelist()
+        assert any(n.endswith("anchors.md") for n in names), names
+        page = z.read(next(n for n in names if n.endswith("report.html"))).decode()
+    assert "2. Anchor points" in page and "No anchors has none by construction" in page  # category, caption
+    browser = chromium()
+    if browser is None:
+        pytest.skip("no Chromium, and not root to install Debian's package")
+    html = tmp_path / "report.html"
+    assert "Reproduction of Wu, Conneau et al." in visible_text(rendered_dom(html, browser))  # the landing page
+    assert check_report(html, {"2. Anchor points": ["anchors.md"]}, browser) == {}
+    # and the check can fail: a category the report does not have is reported missing
+    assert check_report(html, {"1. Table 1: zero-shot transfer": ["table1.csv"]}, browser) != {}
 
 
 def test_rule_files_can_be_included_in_any_order(tmp_path):

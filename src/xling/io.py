@@ -53,3 +53,24 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield a fresh temp directory beside ``path`` that replaces ``path`` (and whatever it held)
+    on success; on error it is removed and ``path`` is left as it was."""
+    import shutil
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)  # a killed earlier run's leftovers
+    tmp.mkdir()
+    try:
+        yield tmp
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

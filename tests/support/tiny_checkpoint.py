@@ -10,10 +10,12 @@ import torch
 
 
 def write_tiny_checkpoint(root: Path, sentences: dict[str, list[str]], merges: int = 20, layers: int = 2,
-                          dim: int = 32, seed: int = 0) -> tuple[Path, Path, Path]:
+                          dim: int = 32, seed: int = 0, separate_layers: int = 1,
+                          separate_embeddings: bool = False) -> tuple[Path, Path, Path]:
     """``(checkpoint, bpe.json, dict.txt)`` for languages ``sentences`` (tokenised, one sentence
     per item; the BPE is learnt on them): the files a job that loads a model declares as inputs.
-    Same ``seed``: the same weights."""
+    Same ``seed``: the same weights. ``separate_layers``/``separate_embeddings``: its per-language
+    parts (0/False: a Default-like model whose parts are all shared)."""
     from fairseq.data import Dictionary
 
     from xling.bpe.build import build_bpe
@@ -40,7 +42,7 @@ def write_tiny_checkpoint(root: Path, sentences: dict[str, list[str]], merges: i
     margs = argparse.Namespace(_name="xling_mlm", arch="xling_mlm", encoder_layers=layers, encoder_embed_dim=dim,
                                encoder_ffn_embed_dim=2 * dim, encoder_attention_heads=4, activation_fn="gelu",
                                dropout=0.0, attention_dropout=0.0, max_positions=64,
-                               separate_embeddings=False, separate_layers=1)
+                               separate_embeddings=separate_embeddings, separate_layers=separate_layers)
     mlm_model.base_architecture(margs)
     torch.manual_seed(seed)
     enc = mlm_model.XlingMLMEncoder(margs, d, len(sentences), None)

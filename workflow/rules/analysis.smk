@@ -91,7 +91,7 @@ rule analysis_report:
         retrieval=[f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
         cka=[f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
     output:
-        **{k: f"{R}/report/{v}" for k, v in ANALYSIS_REPORT.items()},
+        **reported({k: f"{R}/report/{v}" for k, v in ANALYSIS_REPORT.items()}),
     log:
         f"{LOGS}/report/analysis.log",
     conda:

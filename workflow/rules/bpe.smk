@@ -13,7 +13,7 @@ rule bpe:
     log:
         f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.log",
     benchmark:
-        f"{BENCH}/bpe/{{setting}}/{{src}}-{{tgt}}.tsv"
+        BENCH_FILES["bpe"]
     wildcard_constraints:
         src=SRC,
         tgt="|".join(DATA_TARGETS),
@@ -64,7 +64,7 @@ rule bpe_mono:
     log:
         f"{LOGS}/bpe/mono/{{lang}}.log",
     benchmark:
-        f"{BENCH}/bpe/mono/{{lang}}.tsv"
+        BENCH_FILES["bpe_mono"]
     conda:
         "../../envs/corpus.yaml"
     threads: threads_of("bpe")
@@ -83,7 +83,7 @@ rule anchors_table:
         # settings with the same BPE (the Sep* rows and Default anchors) share one data directory
         [f"{R}/bpe/{canonical(s)}/{p}/anchors.json" for p in PAIRS for s in SETTINGS],
     output:
-        md=f"{R}/report/anchors.md",
+        **reported({"anchors_md": f"{R}/report/anchors.md"}),
     log:
         f"{LOGS}/report/anchors.log",
     conda:

@@ -17,7 +17,7 @@ from snakemake.logging import logger  # noqa: E402
 
 from xling import config as xcfg  # noqa: E402
 from xling.bpe import canonical_setting  # noqa: E402
-from xling.cluster.budget import check_pretrain_runtime  # noqa: E402
+from xling.cluster.budget import check_pretrain_runtime, planned_rate, pretrain_device, pretrain_estimates  # noqa: E402
 from xling.cluster.resources import rule_resources, rule_threads  # noqa: E402
 from xling.download.licensed import unavailable_ner_targets  # noqa: E402
 from xling.errors import ConfigError  # noqa: E402
@@ -245,18 +245,35 @@ def binarize_inputs(wc):
 # Pretraining
 
 
+def pretrain_params():
+    """The ``pretrain`` section as pretraining jobs receive it. ``tensorboard`` only when on: a
+    logging switch at its default must not make models trained before it existed look changed
+    (their params would differ, and Snakemake would retrain them)."""
+    p = dict(config["pretrain"])
+    if not p["tensorboard"]:
+        del p["tensorboard"]
+    return p
+
+
 def pretrain_languages(pair):
     """Source language first: its dev perplexity selects checkpoint_best.pt."""
     langs = list(pair_langs(pair))
     return [SRC] + [l for l in langs if l != SRC]
 
 
+def pretrain_data_dir(setting_name, pair):
+    """Binarised data of a bilingual model, with its dict.txt: the pair's directory (Table 1 rows
+    with equal BPE share it); en-en_prime reads the monolingual English data."""
+    if xcfg.is_prime(pair):
+        return f"{R}/bin/mono/{pair}"
+    return f"{R}/bin/{canonical(setting_name)}/{pair}"
+
+
 def pretrain_data_dirs(w):
-    """Binarised data of a bilingual job: the pair's directory (Table 1 rows with equal BPE share
-    it), then one per further code-switched copy; en-en_prime reads the monolingual English data."""
+    """All data directories of a bilingual job: its own, then one per further code-switched copy."""
+    base = pretrain_data_dir(w.setting, w.pair)
     if xcfg.is_prime(w.pair):
-        return [f"{R}/bin/mono/{w.pair}"]
-    base = f"{R}/bin/{canonical(w.setting)}/{w.pair}"
+        return [base]
     return [base] + [f"{base}/v{k}" for k in switched_copies(w.setting)]
 
 
@@ -314,15 +331,15 @@ def finetune_runs(task, pair):
     return not (task == "ner" and pair_langs(pair)[1] in NER_UNAVAILABLE)
 
 
-def finetune_results():
+def finetune_cells():
+    """(setting, pair, task, hp_id) of every fine-tuning job of Table 1."""
     return [
-        f"{R}/finetune/{s}/{p}/{t}/{h}/result.json"
-        for s in SETTINGS
-        for p in PAIRS
-        for t in TASKS
-        if finetune_runs(t, p)
-        for h in finetune_hp_ids(t)
+        (s, p, t, h) for s in SETTINGS for p in PAIRS for t in TASKS if finetune_runs(t, p) for h in finetune_hp_ids(t)
     ]
+
+
+def finetune_results():
+    return [f"{R}/finetune/{s}/{p}/{t}/{h}/result.json" for s, p, t, h in finetune_cells()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,6 +406,46 @@ def cka_inputs(w):
 
 
 # ---------------------------------------------------------------------------------------------
+# Export to transformers
+
+
+def shares_everything(setting_name):
+    """A row whose embeddings and layers all languages share maps onto BERT (xling.export)."""
+    sep = config["settings"][setting_name]["separate"]
+    return not sep["embeddings"] and int(sep["layers"]) == 0
+
+
+HF_BILINGUAL = [(s, p) for s, p in BILINGUAL if shares_everything(s)]
+
+
+def hf_export_inputs(w):
+    """The pretrained model's checkpoint, dictionary and BPE (mono/<model>, or <setting>/<pair>)."""
+    if w.setting == "mono":
+        lang = xcfg.data_language(w.model)
+        return {
+            "checkpoint": f"{R}/pretrain/mono/{w.model}/checkpoint_best.pt",
+            "dictionary": f"{R}/bin/mono/{lang}/dict.txt",
+            "bpe": f"{R}/bpe/mono/{lang}/bpe.json",
+        }
+    prime = xcfg.is_prime(w.model)
+    return {
+        "checkpoint": f"{R}/pretrain/{w.setting}/{w.model}/checkpoint_best.pt",
+        "dictionary": f"{pretrain_data_dir(w.setting, w.model)}/dict.txt",
+        "bpe": f"{R}/bpe/mono/{SRC}/bpe.json" if prime else f"{R}/bpe/{canonical(w.setting)}/{w.model}/bpe.json",
+    }
+
+
+def hf_export_languages(w):
+    return [xcfg.data_language(w.model)] if w.setting == "mono" else pair_langs(w.model)
+
+
+def hf_export_targets():
+    if not config["export"]["huggingface"]:
+        return []
+    return [f"{R}/hf/{s}/{p}" for s, p in HF_BILINGUAL] + [f"{R}/hf/mono/{m}" for m in MONO]
+
+
+# ---------------------------------------------------------------------------------------------
 # Reports and the targets of `all`
 
 REPORT_FILES = {
@@ -400,6 +457,7 @@ REPORT_FILES = {
     "fig_png": "figure3.png",
     "fig_pdf": "figure3.pdf",
 }
+LEDGER_FILES = {"ledger_md": "compute.md", "ledger_csv": "compute.csv"}
 ANALYSIS_REPORT = {
     "fig6_png": "figure6.png",
     "fig6_pdf": "figure6.pdf",
@@ -407,6 +465,94 @@ ANALYSIS_REPORT = {
     "fig7_pdf": "figure7.pdf",
     "tables_md": "analysis.md",
 }
+
+# ---------------------------------------------------------------------------------------------
+# The compute ledger: what the pretraining, fine-tuning and BPE jobs cost (xling.report.ledger)
+
+
+# Benchmark files of the rules the ledger counts (their `benchmark:`), as wildcard patterns
+BENCH_FILES = {
+    "pretrain": f"{BENCH}/pretrain/{{setting}}/{{pair}}.tsv",
+    "pretrain_mono": f"{BENCH}/pretrain/mono/{{mono}}.tsv",
+    "finetune": f"{BENCH}/finetune/{{setting}}/{{pair}}/{{task}}/{{hp_id}}.tsv",
+    "bpe": f"{BENCH}/bpe/{{setting}}/{{src}}-{{tgt}}.tsv",
+    "bpe_mono": f"{BENCH}/bpe/mono/{{lang}}.tsv",
+}
+
+
+def ledger_job(output, rule, family, model=(None, None), **wildcards):
+    """A job the ledger counts: its declared output (the ledger's input, so that the ledger runs
+    after it), the model it belongs to (setting, pair) and where its benchmark file is."""
+    gpus = int(config["rule_resources"][family]["gpus"])
+    bench = BENCH_FILES[rule].format(**wildcards)
+    return output, {"rule": rule, "setting": model[0], "pair": model[1], "gpus": gpus, "benchmark": bench}
+
+
+def ledger_jobs():
+    """Pretraining (bilingual, monolingual), fine-tuning and BPE jobs, as ledger_job pairs."""
+    jobs = [
+        ledger_job(f"{R}/pretrain/{s}/{p}/done.json", "pretrain", "pretrain", (s, p), setting=s, pair=p)
+        for s, p in BILINGUAL
+    ]
+    jobs += [
+        ledger_job(f"{R}/pretrain/mono/{m}/done.json", "pretrain_mono", "pretrain", ("mono", m), mono=m) for m in MONO
+    ]
+    jobs += [
+        ledger_job(
+            f"{R}/finetune/{s}/{p}/{t}/{h}/result.json",
+            "finetune",
+            "finetune",
+            (s, p),
+            setting=s,
+            pair=p,
+            task=t,
+            hp_id=h,
+        )
+        for s, p, t, h in finetune_cells()
+    ]
+    bpe_dirs = dict.fromkeys((canonical(s), p) for s, p in BILINGUAL if not xcfg.is_prime(p))
+    jobs += [
+        ledger_job(f"{R}/bpe/{s}/{p}/bpe.json", "bpe", "bpe", setting=s, src=pair_langs(p)[0], tgt=pair_langs(p)[1])
+        for s, p in bpe_dirs
+    ]
+    jobs += [
+        ledger_job(f"{R}/bpe/mono/{l}/bpe.json", "bpe_mono", "bpe", lang=l)
+        for l in dict.fromkeys(xcfg.data_language(m) for m in MONO)
+    ]
+    return jobs
+
+
+def planned_pretrain_hours():
+    """The budget's hours per pretrained model (no margin) and the throughput they assume."""
+    rate = planned_rate(config, pretrain_device(config))
+    return {e.job.name: round(e.hours, 4) for e in pretrain_estimates(config, rate, margin=1.0)}, rate.basis
+
+
+# What `snakemake --report` shows, by output key: (category, caption file in workflow/report/).
+# Figures as PNG (shown inline), tables as CSV where one exists (shown as tables).
+TABLE1_CATEGORY = "1. Table 1: zero-shot transfer"
+SECTION5_CATEGORY = "3. Section 5: monolingual models"
+REPORT_SHOWN = {
+    "table1_csv": (TABLE1_CATEGORY, "table1.rst"),
+    "vs_csv": (TABLE1_CATEGORY, "table1_vs_paper.rst"),
+    "fig_png": (TABLE1_CATEGORY, "figure3.rst"),
+    "anchors_md": ("2. Anchor points", "anchors.rst"),
+    "fig6_png": (SECTION5_CATEGORY, "figure6.rst"),
+    "fig7_png": (SECTION5_CATEGORY, "figure7.rst"),
+    "tables_md": (SECTION5_CATEGORY, "analysis.rst"),
+    "ledger_md": ("4. Compute", "compute.rst"),
+}
+
+
+def reported(files):
+    """A rule's ``output:`` mapping, with the files of REPORT_SHOWN marked for the Snakemake report."""
+    out = {}
+    for key, path in files.items():
+        if key in REPORT_SHOWN:
+            category, caption = REPORT_SHOWN[key]
+            path = report(path, category=category, caption=str(Path(workflow.basedir) / "workflow/report" / caption))
+        out[key] = path
+    return out
 
 
 def all_targets():
@@ -417,4 +563,6 @@ def all_targets():
         *(f"{R}/report/{v}" for v in REPORT_FILES.values()),
         *((f"{R}/report/{v}" for v in ANALYSIS_REPORT.values()) if AN_TARGETS else ()),
         f"{R}/report/anchors.md",
+        *(f"{R}/report/{v}" for v in LEDGER_FILES.values()),
+        *hf_export_targets(),
     ]

@@ -15,7 +15,7 @@ rule finetune:
     log:
         f"{LOGS}/finetune/{{setting}}/{{pair}}/{{task}}/{{hp_id}}.log",
     benchmark:
-        f"{BENCH}/finetune/{{setting}}/{{pair}}/{{task}}/{{hp_id}}.tsv"
+        BENCH_FILES["finetune"]
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("finetune")

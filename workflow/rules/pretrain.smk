@@ -14,7 +14,7 @@ rule pretrain:
     log:
         f"{LOGS}/pretrain/{{setting}}/{{pair}}.log",
     benchmark:
-        f"{BENCH}/pretrain/{{setting}}/{{pair}}.tsv"
+        BENCH_FILES["pretrain"]
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
@@ -24,7 +24,7 @@ rule pretrain:
         data_dirs=pretrain_data_dirs,
         setting=lambda w: setting(w.setting),
         model=config["model"],
-        pretrain=config["pretrain"],
+        pretrain=pretrain_params(),
         languages=lambda w: pretrain_languages(w.pair),
         seed=None,
     script:
@@ -40,7 +40,7 @@ rule pretrain_mono:
     log:
         f"{LOGS}/pretrain/mono/{{mono}}.log",
     benchmark:
-        f"{BENCH}/pretrain/mono/{{mono}}.tsv"
+        BENCH_FILES["pretrain_mono"]
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
@@ -50,7 +50,7 @@ rule pretrain_mono:
         data_dirs=lambda w: [f"{R}/bin/mono/{xcfg.data_language(w.mono)}"],
         setting={"separate": {"embeddings": False, "layers": 0}},
         model=config["model"],
-        pretrain=config["pretrain"],
+        pretrain=pretrain_params(),
         languages=lambda w: [xcfg.data_language(w.mono)],
         # en' (Section 5) is English again with another seed
         seed=lambda w: config["monolingual"]["en_prime_seed"] if xcfg.is_prime(w.mono) else None,

@@ -5,7 +5,7 @@ rule report:
     input:
         results=finetune_results(),
     output:
-        **{k: f"{R}/report/{v}" for k, v in REPORT_FILES.items()},
+        **reported({k: f"{R}/report/{v}" for k, v in REPORT_FILES.items()}),
     log:
         f"{LOGS}/report/table1.log",
     conda:
@@ -26,3 +26,28 @@ rule report:
         unavailable={"ner": {l: f"needs licensed data: {why}" for l, why in NER_UNAVAILABLE.items()}},
     script:
         "../scripts/report.py"
+
+
+rule compute_ledger:
+    """What the run cost per rule and per model, beside the pretraining hours the budget planned.
+    The benchmark files are read beside the declared outputs (see xling.report.ledger for why
+    they are not inputs)."""
+    input:
+        [out for out, _ in ledger_jobs()],
+    output:
+        **reported({k: f"{R}/report/{v}" for k, v in LEDGER_FILES.items()}),
+    log:
+        f"{LOGS}/report/compute.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        entries=[entry for _, entry in ledger_jobs()],
+        planned=planned_pretrain_hours()[0],
+        planning_basis=planned_pretrain_hours()[1],
+        labels={"mono": "Monolingual", **{s: config["settings"][s]["label"] for s in SETTINGS}},
+        note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
+    script:
+        "../scripts/report_ledger.py"

@@ -3,7 +3,7 @@
 
 input:  the anchors.json files, in the order of params.entries
 params: entries = [[pair, setting label], ...] aligned with input
-output: md = the markdown table
+output: the markdown table (anchors_md)
 """
 
 from pathlib import Path
@@ -16,7 +16,7 @@ from xling.io import atomic_write
 
 def main(sm) -> None:
     entries = [(pair, label, Path(p)) for (pair, label), p in zip(sm.params.entries, sm.input)]
-    with atomic_write(sm.output.md) as fh:
+    with atomic_write(sm.output[0]) as fh:
         fh.write(anchors_report(entries))
 
 

@@ -8,7 +8,6 @@ file name -> path and is laid out in a temporary directory for ``from_pretrained
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Callable, Mapping
 from xling.analysis.run import fifteen_way
 from xling.errors import InputError
 from xling.io import atomic_write
+from xling.progress import progress as progress_bar
 
 Log = Callable[[str], None]
 
@@ -99,7 +99,6 @@ def translate(sentences: list[str], tokenizer, model, batch_size: int = 32, num_
     so a rerun gives the same text). An empty sentence is an error: its translation would be an
     empty line that shifts the line-aligned output."""
     import torch
-    from tqdm import tqdm
 
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
@@ -107,8 +106,8 @@ def translate(sentences: list[str], tokenizer, model, batch_size: int = 32, num_
         if not sentence.strip():
             raise ValueError(f"sentence {i} is empty: nothing to translate")
     out: list[str | None] = [None] * len(sentences)
-    with torch.inference_mode(), tqdm(total=len(sentences), unit="sent", desc="fr->en",
-                                      file=sys.stderr, disable=not progress) as bar:
+    with torch.inference_mode(), progress_bar(total=len(sentences), unit="sent", desc="fr->en",
+                                              disable=not progress) as bar:
         for batch in _length_batches(sentences, batch_size):
             inputs = tokenizer([sentences[i] for i in batch], return_tensors="pt", padding=True).to(device)
             # max_length=None: opus-mt checkpoints set max_length=512, and with max_new_tokens also

@@ -10,6 +10,7 @@ import torch
 
 from xling.finetune.encoder import Encoder
 from xling.finetune.text import WordEncoder, WordsToSubwords
+from xling.progress import progress
 
 
 @torch.no_grad()
@@ -36,7 +37,7 @@ def mean_pooled_layers(
     encoder.train(False)
     out: np.ndarray | None = None
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # similar lengths: less padding
-    for s in range(0, len(order), batch_size):
+    for s in progress(range(0, len(order), batch_size), desc=f"encode {lang}", unit="batch"):
         idx = order[s : s + batch_size]
         width = max(len(ids[i]) for i in idx)
         tokens = torch.full((len(idx), width), pad, dtype=torch.long)

@@ -25,6 +25,7 @@ from typing import Iterable, Iterator
 
 from xling.codeswitch.dictionary import PhraseDictionary
 from xling.io import atomic_write
+from xling.progress import progress
 
 
 @dataclass
@@ -148,7 +149,8 @@ def codeswitch_file(src: Path, dst: Path, dictionary: PhraseDictionary, seed: in
     """Code-switch a tokenised text file into `dst` (atomically); returns the stats summary."""
     stats = SwitchStats()
     with open(src, encoding="utf-8") as fin, atomic_write(dst) as fout:
-        for line in codeswitch_lines(fin, dictionary, seed, replace_prob, max_fraction, batch_words, stats):
+        lines = codeswitch_lines(fin, dictionary, seed, replace_prob, max_fraction, batch_words, stats)
+        for line in progress(lines, desc=f"code-switch {Path(src).name}", unit="line"):
             fout.write(line + "\n")
     return stats.summary()
 

@@ -22,6 +22,7 @@ from xling.finetune.tasks import TASKS, Item, TaskAdapter
 from xling.finetune.text import WordEncoder, WordsToSubwords, line_and_word_tokenizers
 from xling.io import atomic_write
 from xling.preprocess.tokenize import TokenizeSettings
+from xling.progress import progress
 
 
 def _set_seed(seed: int) -> None:
@@ -156,7 +157,7 @@ def train_epochs(job: FinetuneJob, task: TaskAdapter, encoder: Encoder, head, sh
         encoder.train(True)
         head.train(True)
         losses = []
-        for _ in range(steps_per_epoch):
+        for _ in progress(range(steps_per_epoch), desc=f"{job.task} epoch {epoch}/{job.epochs}", unit="step"):
             # A stream of seeded permutations, so an epoch may be shorter or longer than the data.
             while len(order) < batch_size:
                 order.extend(torch.randperm(len(train_items), generator=gen).tolist())

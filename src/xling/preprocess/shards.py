@@ -19,6 +19,7 @@ from xling.errors import InputError
 from xling.io import atomic_write
 from xling.preprocess.extract import open_bytes, read_utf8_lines
 from xling.preprocess.tokenize import TokenizeSettings, line_tokenizer
+from xling.progress import progress
 
 
 def split_shards(src: str | Path, outs: Sequence[str | Path]) -> list[int]:
@@ -110,7 +111,8 @@ def tokenize_shard(shard: str | Path, out: str | Path, settings: TokenizeSetting
     n = 0
     with open_bytes(shard) as fh, atomic_write(out) as fo:
         lines = (line.rstrip("\r\n") for line in read_utf8_lines(shard, fh))
-        for tok in tokenize_lines(lines, settings, threads, chunk_lines):
+        for tok in progress(tokenize_lines(lines, settings, threads, chunk_lines), desc=f"tokenise {Path(shard).name}",
+                            unit="line"):
             fo.write(tok + "\n")
             n += 1
     return n

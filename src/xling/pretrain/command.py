@@ -119,6 +119,7 @@ def fairseq_train_command(
         "--keep-interval-updates", str(pretrain["keep_interval_updates"]),
         "--no-epoch-checkpoints",
         "--log-format", "json",
+        *(["--tensorboard-logdir", str(Path(save_dir).parent / "tensorboard")] if pretrain.get("tensorboard") else []),
         "--log-interval", str(pretrain["log_interval"]),
         "--skip-invalid-size-inputs-valid-test",
     ]

@@ -1,0 +1,215 @@
+"""Export a pretrained model to a standard ``transformers`` checkpoint: ``BertForMaskedLM`` plus a
+fast tokenizer over the pretraining dictionary, in a directory that ``from_pretrained`` loads.
+
+Which models: those whose every part is shared by the languages (Default, Wiki-CC, No anchors,
+Default anchors, Extra anchors and the monolingual models). Our encoder is then exactly a BERT
+encoder: token + learned absolute position embeddings (positions from 0), LayerNorm, post-LN
+layers, the tied MLM head (dense, activation, LayerNorm, decoder + bias). BERT's token-type
+embedding, which ours lacks, is exported as a single row of zeros. The Sep rows (embeddings or
+layers per language) have no architecture in ``transformers``: ``xling.pretrain.loader`` loads them.
+
+Tokenisation: the exported tokenizer maps *pre-tokenised* text (Moses + the model's BPE, pieces
+separated by spaces, ``@@`` on non-final pieces) to ids and adds ``<s> ... </s>`` (pairs:
+``<s> a </s> b </s>``), as fine-tuning does. The pre-tokenisation is xling's own: the export
+carries the BPE codes and each language's tokeniser settings, and :class:`Pretokenizer` applies
+them. The BPE is deliberately not inside the tokenizer file: ``tokenizers``' BPE model needs
+every intermediate merge in its vocabulary, which a dictionary of the pieces seen in the training
+text does not have, and its ``end_of_word_suffix`` convention differs from subword-nmt's ``@@``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from xling.errors import InputError
+from xling.io import atomic_dir
+
+EXPORT_INFO = "xling_export.json"
+BPE_DIR = "bpe"
+SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>",
+                  "mask_token": "<mask>", "cls_token": "<s>", "sep_token": "</s>"}
+
+
+def exportable(encoder) -> str | None:
+    """None when ``encoder`` (an XlingMLMEncoder) maps onto BERT, else why not."""
+    if encoder.separate_embeddings:
+        return "its embeddings are separate per language"
+    if encoder.separate_layers:
+        return f"its layers 1-{encoder.separate_layers} are separate per language"
+    if encoder.vocab_mask is not None:
+        return "its output softmax is restricted per language"
+    return None
+
+
+def bert_config(encoder, dictionary):
+    """The ``BertConfig`` of ``encoder`` (an XlingMLMEncoder; its torch layers hold the sizes)."""
+    from transformers import BertConfig
+
+    layer = encoder.shared_layers[0]
+    act = encoder.lm_activation
+    return BertConfig(
+        vocab_size=len(dictionary),
+        hidden_size=encoder.dim,
+        num_hidden_layers=encoder.num_layers,
+        num_attention_heads=layer.self_attn.num_heads,
+        intermediate_size=layer.linear1.out_features,
+        hidden_act=act,  # "gelu" is the exact (erf) GELU in both torch and transformers
+        hidden_dropout_prob=layer.dropout.p,
+        attention_probs_dropout_prob=layer.self_attn.dropout,
+        max_position_embeddings=encoder.max_positions_,
+        type_vocab_size=1,
+        layer_norm_eps=layer.norm1.eps,
+        pad_token_id=dictionary.pad(),
+        bos_token_id=dictionary.bos(),
+        eos_token_id=dictionary.eos(),
+        tie_word_embeddings=True,
+        architectures=["BertForMaskedLM"],
+    )
+
+
+def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
+    """``encoder``'s weights under ``BertForMaskedLM``'s names (the tied decoder weight and bias
+    are the word embeddings and ``cls.predictions.bias``)."""
+    sd = {
+        "bert.embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight,
+        "bert.embeddings.position_embeddings.weight": encoder.embed_positions[0].weight,
+        "bert.embeddings.token_type_embeddings.weight": torch.zeros(1, encoder.dim),
+        "bert.embeddings.LayerNorm.weight": encoder.emb_layer_norm[0].weight,
+        "bert.embeddings.LayerNorm.bias": encoder.emb_layer_norm[0].bias,
+        "cls.predictions.bias": encoder.lm_bias,
+        "cls.predictions.transform.dense.weight": encoder.lm_dense.weight,
+        "cls.predictions.transform.dense.bias": encoder.lm_dense.bias,
+        "cls.predictions.transform.LayerNorm.weight": encoder.lm_layer_norm.weight,
+        "cls.predictions.transform.LayerNorm.bias": encoder.lm_layer_norm.bias,
+    }
+    for i, layer in enumerate(encoder.shared_layers):
+        p = f"bert.encoder.layer.{i}."
+        # torch packs query, key and value in one projection, in that order
+        for name, w, b in zip(("query", "key", "value"), layer.self_attn.in_proj_weight.chunk(3),
+                              layer.self_attn.in_proj_bias.chunk(3)):
+            sd[f"{p}attention.self.{name}.weight"], sd[f"{p}attention.self.{name}.bias"] = w, b
+        for ours, theirs in (("self_attn.out_proj", "attention.output.dense"), ("norm1", "attention.output.LayerNorm"),
+                             ("linear1", "intermediate.dense"), ("linear2", "output.dense"),
+                             ("norm2", "output.LayerNorm")):
+            module = layer.get_submodule(ours)
+            sd[f"{p}{theirs}.weight"], sd[f"{p}{theirs}.bias"] = module.weight, module.bias
+    return {k: v.detach().clone().float() for k, v in sd.items()}
+
+
+def bert_model(encoder, dictionary):
+    """A ``BertForMaskedLM`` with ``encoder``'s weights, in eval mode. Every parameter of the
+    BERT model is set from ours (checked), so nothing keeps its random initialisation."""
+    from transformers import BertForMaskedLM
+
+    model = BertForMaskedLM(bert_config(encoder, dictionary))
+    sd = bert_state_dict(encoder)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    tied = set(getattr(model, "_tied_weights_keys", None) or ())
+    left = [k for k in missing if k not in tied]
+    if left or unexpected:
+        raise RuntimeError(f"BERT mapping out of date with transformers: unset {left}, unknown {unexpected}")
+    return model.eval()
+
+
+def fast_tokenizer(dictionary, max_length: int):
+    """A ``PreTrainedTokenizerFast`` over pre-tokenised text: the pretraining dictionary as a
+    word-level vocabulary (unknown pieces -> ``<unk>``, as fairseq does), ``<s> ... </s>`` around
+    each sequence."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {sym: i for i, sym in enumerate(dictionary.symbols)}
+    if len(vocab) != len(dictionary.symbols):
+        raise ValueError("the dictionary holds a symbol twice; ids would be ambiguous")
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    bos, eos = dictionary.bos(), dictionary.eos()
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> $B </s>", special_tokens=[("<s>", bos), ("</s>", eos)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=max_length, **SPECIAL_TOKENS)
+
+
+def _copy_bpe(manifest: Path, dest: Path) -> None:
+    """The BPE manifest and the codes files it names, into ``dest`` (what Pretokenizer reads)."""
+    from xling.bpe.manifest import read_manifest
+
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(manifest, dest / manifest.name)
+    for codes in sorted(set(read_manifest(manifest)["codes"].values())):
+        shutil.copyfile(manifest.parent / codes, dest / codes)
+
+
+def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir: Path,
+                 tokenize: Mapping[str, Mapping[str, Any]], info: Mapping[str, Any] | None = None) -> dict:
+    """Write ``out_dir`` (all or nothing): the BERT model (safetensors), its tokenizer, the BPE
+    files and ``xling_export.json`` (source checkpoint, languages, each language's tokeniser
+    settings ``tokenize``, and ``info``). Returns the export record."""
+    from xling.pretrain.loader import load_encoder
+
+    loaded = load_encoder(checkpoint, dictionary)
+    why = exportable(loaded.encoder)
+    if why:
+        raise InputError(checkpoint, None, "a model whose parts are all shared by its languages "
+                         "(transformers has no architecture for per-language parts; load it with "
+                         "xling.pretrain.loader.load_encoder)", why)
+    missing = [lang for lang in loaded.languages if _text_language(lang) not in tokenize]
+    if missing:
+        raise ValueError(f"no tokeniser settings for {missing}: give one entry per language the model reads")
+    model = bert_model(loaded.encoder, loaded.dictionary)
+    tokenizer = fast_tokenizer(loaded.dictionary, loaded.encoder.max_positions_)
+    record = {
+        "format": "BertForMaskedLM",
+        "checkpoint": str(checkpoint),
+        "dictionary": str(dictionary),
+        "languages": loaded.languages,
+        "vocab_size": len(loaded.dictionary),
+        "layers": loaded.num_layers,
+        "dim": loaded.dim,
+        "bpe": f"{BPE_DIR}/{Path(bpe_manifest).name}",
+        "tokenize": {lang: dict(fields) for lang, fields in tokenize.items()},
+        **dict(info or {}),
+    }
+    with atomic_dir(out_dir) as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        _copy_bpe(Path(bpe_manifest), tmp / BPE_DIR)
+        (tmp / EXPORT_INFO).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def _text_language(lang: str) -> str:
+    from xling.config import data_language
+
+    return data_language(lang)
+
+
+class Pretokenizer:
+    """Raw sentences of one language -> the pre-tokenised text an export's tokenizer expects, with
+    the settings of pretraining (Moses or the segmenter, then the model's BPE)."""
+
+    def __init__(self, export_dir: Path, lang: str, stanford_home: Path | None = None):
+        from xling.bpe import SubwordTokenizer
+        from xling.finetune.text import line_and_word_tokenizers
+        from xling.preprocess.tokenize import TokenizeSettings
+
+        export_dir = Path(export_dir)
+        info_path = export_dir / EXPORT_INFO
+        try:
+            info = json.loads(info_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(info_path, None, "the record of an xling export") from None
+        text_lang = _text_language(lang)
+        if text_lang not in info["tokenize"]:
+            raise InputError(info_path, None, f"tokeniser settings for {text_lang!r}", ", ".join(info["tokenize"]))
+        settings = TokenizeSettings(**info["tokenize"][text_lang], stanford_home=stanford_home)
+        self._lines, _ = line_and_word_tokenizers(settings)
+        self._bpe = SubwordTokenizer(export_dir / info["bpe"], text_lang)
+
+    def __call__(self, sentences: list[str]) -> list[str]:
+        return [" ".join(p for pieces in self._bpe.words_to_subwords(words) for p in pieces)
+                for words in self._lines(list(sentences))]

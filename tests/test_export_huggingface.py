@@ -1,0 +1,144 @@
+"""Export to transformers: the exported BertForMaskedLM gives our encoder's hidden states and MLM
+logits, its tokenizer our ids for the pretraining text, and models with per-language parts are
+refused without leaving an output behind."""
+
+from __future__ import annotations
+
+import json
+import random
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
+from xling.errors import InputError
+
+pytest.importorskip("transformers")
+from transformers import AutoModelForMaskedLM, AutoTokenizer  # noqa: E402
+
+from xling.export import Pretokenizer, export_model  # noqa: E402
+from xling.pretrain.loader import load_encoder  # noqa: E402
+
+LANGS = ("en", "fr")
+WORDS = {lang: [f"{lang}{w}" for w in ("cat", "dog", "sees", "eats", "the", "big", "red", "runs", "fish", "bird")]
+         for lang in LANGS}
+TOKENIZE = {lang: {"moses_lang": lang, "segmenter": "none", "lowercase": False, "stanford_model": None}
+            for lang in LANGS}
+SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+
+
+def sentences(rng: random.Random, lang: str, n: int) -> list[str]:
+    return [" ".join(rng.choice(WORDS[lang]) for _ in range(rng.randint(2, 12))) for _ in range(n)]
+
+
+def perturb(checkpoint: Path, seed: int = 1) -> None:
+    """Give every weight random values: at initialisation LayerNorms are 1/0 and biases 0, and a
+    mapping that swapped two of them would still give equal outputs."""
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    g = torch.Generator().manual_seed(seed)
+    for key, value in state["model"].items():
+        if value.is_floating_point():
+            state["model"][key] = value + 0.2 * torch.randn(value.shape, generator=g)
+    torch.save(state, checkpoint)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    rng = random.Random(0)
+    root = tmp_path_factory.mktemp("tiny")
+    files = write_tiny_checkpoint(root, {lang: sentences(rng, lang, 200) for lang in LANGS}, merges=15, layers=3,
+                                  separate_layers=0)
+    perturb(files[0])
+    return files
+
+
+@pytest.fixture(scope="module")
+def exported(model, tmp_path_factory):
+    out = tmp_path_factory.mktemp("hf") / "default" / "en-fr"
+    ckpt, bpe, dict_txt = model
+    record = export_model(ckpt, dict_txt, bpe, out, tokenize=TOKENIZE, info={"setting": "default"})
+    return out, record
+
+
+def test_export_writes_a_directory_transformers_loads(exported):
+    out, record = exported
+    info = json.loads((out / "xling_export.json").read_text())
+    assert info == json.loads(json.dumps(record))
+    assert info["format"] == "BertForMaskedLM" and info["languages"] == list(LANGS) and info["setting"] == "default"
+    assert (out / "model.safetensors").is_file() and (out / info["bpe"]).is_file()
+    model = AutoModelForMaskedLM.from_pretrained(out)
+    assert type(model).__name__ == "BertForMaskedLM"
+    assert model.config.num_hidden_layers == 3 and model.config.vocab_size == info["vocab_size"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_hidden_states_and_logits_equal_ours(model, exported, lang):
+    out, _ = exported
+    ours = load_encoder(model[0], model[2])
+    hf = AutoModelForMaskedLM.from_pretrained(out).eval()
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    raw = sentences(random.Random(7), lang, 6) + [f"{lang}cat unseenword {lang}dog"]
+    batch = tokenizer(Pretokenizer(out, lang)(raw), padding=True, return_tensors="pt")
+    mask = batch["attention_mask"].bool()
+    assert not mask.all(), "the batch should hold padding, whose handling is part of what is compared"
+    with torch.no_grad():
+        theirs = hf(**batch, output_hidden_states=True)
+        states = ours.encode(batch["input_ids"], lang, padding_mask=~mask)
+        logits = ours.encoder.output_layer(states[-1], ours.lang_id(lang))
+    assert len(theirs.hidden_states) == len(states) == 4
+    for layer, (a, b) in enumerate(zip(theirs.hidden_states, states)):
+        torch.testing.assert_close(a[mask], b[mask], rtol=1e-5, atol=1e-5, msg=lambda m: f"layer {layer}: {m}")
+    torch.testing.assert_close(theirs.logits[mask], logits[mask], rtol=1e-5, atol=1e-4)
+
+
+def test_tokenizer_ids_are_those_of_the_pretraining_text(model, exported):
+    """Raw text through the export's pre-tokeniser and tokenizer gives the ids fairseq gave the
+    BPE text the model was trained on, with <s> and </s> as fine-tuning adds them."""
+    from fairseq.data import Dictionary
+
+    out, _ = exported
+    _, bpe, dict_txt = model
+    d = Dictionary.load(str(dict_txt))
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    for lang in LANGS:
+        raw = (bpe.parent.parent / "text" / f"{lang}.train.txt").read_text(encoding="utf-8").splitlines()[:50]
+        trained = (bpe.parent / f"{lang}.train.bpe").read_text(encoding="utf-8").splitlines()[:50]
+        assert Pretokenizer(out, lang)(raw) == trained
+        for line, ids in zip(trained, tokenizer(trained)["input_ids"]):
+            assert ids == [d.bos(), *(d.index(t) for t in line.split()), d.eos()]
+    a, b = trained[:2]
+    pair = tokenizer(a, b)["input_ids"]
+    assert pair == [d.bos(), *map(d.index, a.split()), d.eos(), *map(d.index, b.split()), d.eos()]
+    assert tokenizer("never@@ seen")["input_ids"][1:3] == [d.unk(), d.unk()]
+
+
+def test_a_model_with_per_language_parts_is_refused_and_nothing_is_written(tmp_path):
+    rng = random.Random(0)
+    ckpt, bpe, dict_txt = write_tiny_checkpoint(tmp_path / "sep", {lang: sentences(rng, lang, 50) for lang in LANGS},
+                                                separate_layers=1)
+    out = tmp_path / "hf" / "sep_l1_3" / "en-fr"
+    with pytest.raises(InputError, match=r"checkpoint_best.pt.*layers 1-1 are separate per language"):
+        export_model(ckpt, dict_txt, bpe, out, tokenize=TOKENIZE)
+    assert not out.exists() and not any(p.name.startswith(".") for p in out.parent.glob("*"))
+
+
+def test_missing_tokeniser_settings_fail_before_writing(model, tmp_path):
+    out = tmp_path / "hf"
+    with pytest.raises(ValueError, match=r"no tokeniser settings for \['fr'\]"):
+        export_model(model[0], model[2], model[1], out, tokenize={"en": TOKENIZE["en"]})
+    assert not out.exists()
+
+
+def test_workflow_script(model, tmp_path):
+    out = tmp_path / "hf" / "mono" / "en"
+    sm = SimpleNamespace(
+        input=SimpleNamespace(checkpoint=str(model[0]), dictionary=str(model[2]), bpe=str(model[1])),
+        output=[str(out)], log=[str(tmp_path / "export.log")], wildcards={"setting": "default", "model": "en-fr"},
+        rule="export_hf", params=SimpleNamespace(tokenize=TOKENIZE, info={"run": "t"}))
+    runpy.run_path(str(SCRIPTS / "export_hf.py"), init_globals={"snakemake": sm}, run_name="__main__")
+    summary = json.loads((tmp_path / "export.log").read_text().splitlines()[-1])
+    assert summary["rule"] == "export_hf" and summary["format"] == "BertForMaskedLM" and summary["layers"] == 3
+    assert AutoTokenizer.from_pretrained(out).convert_tokens_to_ids("<mask>") == summary["vocab_size"] - 1
