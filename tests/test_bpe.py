@@ -172,6 +172,29 @@ def test_parallel_workers_give_identical_files(tmp_path, texts, built):
         assert (tmp_path / "par" / name).read_bytes() == (built["per_language_prefixed"] / name).read_bytes()
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+def test_apply_file_writes_what_subword_nmt_writes(tmp_path, texts, built, monkeypatch, workers):
+    """Our ordered parallel pass gives subword-nmt's own ``process_lines`` output line for line,
+    also with chunks far smaller than the file (order across workers) and a last line without a
+    newline; prefixed mode adds the language to every piece of it."""
+    import io
+
+    from xling.bpe import apply as apply_mod
+    from xling.bpe.manifest import prefix_token
+
+    monkeypatch.setattr(apply_mod, "BPE_CHUNK_LINES", 7)
+    src = tmp_path / "in.txt"
+    src.write_text(texts["en"]["train"].read_text() + "Paris abcd", encoding="utf-8")
+    bpe = apply_mod.load_codes(built["joint"] / "codes.joint")
+    reference = io.StringIO()
+    bpe.process_lines(str(src), reference, num_workers=1)
+    apply_mod.apply_file(bpe, src, tmp_path / "out.bpe", workers=workers)
+    assert (tmp_path / "out.bpe").read_text(encoding="utf-8") == reference.getvalue()
+    apply_mod.apply_file(bpe, src, tmp_path / "out.prefixed", prefix_lang="en", workers=workers)
+    expected = [" ".join(prefix_token("en", t) for t in line.split()) for line in reference.getvalue().splitlines()]
+    assert (tmp_path / "out.prefixed").read_text(encoding="utf-8").splitlines() == expected
+
+
 def test_canonical_setting_on_paper_config():
     from xling.bpe import canonical_setting
     from xling.config import REPO, load_yaml

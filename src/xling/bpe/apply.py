@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from subword_nmt.apply_bpe import BPE
 
 from xling.bpe.manifest import SEPARATOR, prefix_token
-from xling.io import atomic_path, atomic_write
+from xling.io import atomic_write
+from xling.parallel import map_chunks
+from xling.progress import progress
 
 
 def load_codes(codes_path: Path) -> BPE:
@@ -36,23 +37,24 @@ def prefix_line(line: str, lang: str) -> str:
     return " ".join(prefix_token(lang, t) for t in tokens if t) + "\n"
 
 
+# lines per chunk of a parallel BPE pass: large enough that a worker's round trip is negligible
+BPE_CHUNK_LINES = 5000
+
+
+def _line_segmenter(arg: tuple[BPE, str | None]):
+    """What a BPE worker applies to a chunk of lines (each with its newline, as subword-nmt's own
+    ``process_lines`` reads them): ``process_line``, then the language prefix in No-anchors mode."""
+    bpe, prefix_lang = arg
+    if prefix_lang is None:
+        return lambda lines: [bpe.process_line(line) for line in lines]
+    return lambda lines: [prefix_line(bpe.process_line(line), prefix_lang) for line in lines]
+
+
 def apply_file(bpe: BPE, src: Path, dst: Path, prefix_lang: str | None = None, workers: int = 1) -> None:
     """Segment every line of `src` into `dst` (atomically); with `prefix_lang` every subword gets
-    that language's prefix (No-anchors mode)."""
-    dst = Path(dst)
-    if prefix_lang is None:
-        with atomic_path(dst) as tmp, open(tmp, "w", encoding="utf-8") as out:
-            bpe.process_lines(str(src), out, num_workers=max(1, workers))
-        return
-    # segment in parallel with subword-nmt, then prefix in one streaming pass
-    tmp_seg = dst.parent / f".{dst.name}.{os.getpid()}.seg"
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(tmp_seg, "w", encoding="utf-8") as out:
-            bpe.process_lines(str(src), out, num_workers=max(1, workers))
-        with open(tmp_seg, encoding="utf-8") as fin, atomic_write(dst) as fout:
-            for line in fin:
-                fout.write(prefix_line(line, prefix_lang))
-    finally:
-        if tmp_seg.exists():
-            tmp_seg.unlink()
+    that language's prefix (No-anchors mode). Line for line what subword-nmt's ``process_lines``
+    writes, in ordered parallel chunks (xling.parallel) so that a progress line can follow it."""
+    with open(src, encoding="utf-8") as fin, atomic_write(dst) as fout:
+        lines = map_chunks(fin, _line_segmenter, (bpe, prefix_lang), max(1, workers), BPE_CHUNK_LINES)
+        for line in progress(lines, desc=f"BPE {Path(src).name}", unit="line"):
+            fout.write(line)

@@ -9,14 +9,12 @@ back in corpus order: sharded and unsharded runs produce the same corpus.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
-from collections import deque
-from itertools import islice
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from xling.errors import InputError
 from xling.io import atomic_write
+from xling.parallel import map_chunks
 from xling.preprocess.extract import open_bytes, read_utf8_lines
 from xling.preprocess.tokenize import TokenizeSettings, line_tokenizer
 from xling.progress import progress
@@ -62,45 +60,15 @@ def interleave(paths: Sequence[str | Path]) -> Iterator[str]:
 # each Stanford batch starts a JVM and loads the CRF model (~10 s): give it large batches
 STANFORD_CHUNK_LINES = 200_000
 
-# -- worker-side state for the multiprocessing pool -----------------------------------------
-_WORKER_TOK = None
-
-
-def _init_worker(settings: TokenizeSettings) -> None:
-    global _WORKER_TOK
-    _WORKER_TOK = line_tokenizer(settings)
-
-
-def _tokenize_chunk(lines: list[str]) -> list[str]:
-    return _WORKER_TOK.batch(lines)
-
-
-def _chunks(lines: Iterator[str], size: int) -> Iterator[list[str]]:
-    while True:
-        chunk = list(islice(lines, size))
-        if not chunk:
-            return
-        yield chunk
+def _batch_tokenizer(settings: TokenizeSettings):
+    return line_tokenizer(settings).batch
 
 
 def tokenize_lines(lines: Iterator[str], settings: TokenizeSettings, threads: int = 1,
                    chunk_lines: int = 2000) -> Iterator[str]:
-    """Tokenised lines in input order; with threads > 1 a process pool works on chunks, with at
-    most 2 * threads chunks in flight (memory stays bounded, unlike Pool.imap which reads ahead)."""
-    if threads <= 1:
-        tok = line_tokenizer(settings)
-        for chunk in _chunks(lines, chunk_lines):
-            yield from tok.batch(chunk)
-        return
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    with ctx.Pool(threads, initializer=_init_worker, initargs=(settings,)) as pool:
-        pending: deque = deque()
-        for chunk in _chunks(lines, chunk_lines):
-            pending.append(pool.apply_async(_tokenize_chunk, (chunk,)))
-            if len(pending) >= 2 * threads:
-                yield from pending.popleft().get()
-        while pending:
-            yield from pending.popleft().get()
+    """Tokenised lines in input order; with threads > 1 a process pool works on chunks
+    (xling.parallel: at most 2 * threads chunks in flight)."""
+    return map_chunks(lines, _batch_tokenizer, settings, threads, chunk_lines)
 
 
 def tokenize_shard(shard: str | Path, out: str | Path, settings: TokenizeSettings,
