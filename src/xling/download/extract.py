@@ -9,14 +9,14 @@ lexical check misses). Extraction goes to a temp directory renamed to ``dest_dir
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 import re
-import shutil
 import stat
 import tarfile
 import zipfile
 from pathlib import Path
+
+from xling.io import atomic_dir
 
 MARKER = ".xling-extracted.json"
 
@@ -108,17 +108,7 @@ def safe_extract(archive: str | Path, dest_dir: str | Path) -> Path:
         except (json.JSONDecodeError, OSError):
             pass
     kind = archive_kind(archive)
-    dest_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest_dir.parent / f".{dest_dir.name}.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
+    with atomic_dir(dest_dir) as tmp:
         (_extract_zip if kind == "zip" else _extract_tar)(archive, tmp)
         (tmp / MARKER).write_text(json.dumps(_stamp(archive)))
-        if dest_dir.exists():
-            shutil.rmtree(dest_dir)
-        os.replace(tmp, dest_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return dest_dir
