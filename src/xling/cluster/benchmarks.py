@@ -18,12 +18,27 @@ COLUMNS = ("s", "max_rss", "cpu_time")  # of the columns Snakemake writes, the o
 
 
 @dataclass
-class StageCost:
-    stage: str
+class Cost:
+    """What a group of jobs cost: their count, summed wall-clock, CPU and GPU time, and the largest
+    peak memory among them."""
+
     jobs: int = 0
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    gpu_h: float = 0.0
     max_rss_mb: float = 0.0
+
+    def add(self, wall_s: float, cpu_s: float, max_rss_mb: float, gpus: int = 0) -> None:
+        self.jobs += 1
+        self.wall_s += wall_s
+        self.cpu_s += cpu_s
+        self.gpu_h += gpus * wall_s / 3600
+        self.max_rss_mb = max(self.max_rss_mb, max_rss_mb)
+
+
+@dataclass
+class StageCost(Cost):
+    stage: str = ""
 
 
 def _number(value: str) -> float:
@@ -50,12 +65,8 @@ def summarise(root: Path) -> list[StageCost]:
     stages: dict[str, StageCost] = {}
     for path in sorted(root.rglob("*.tsv")):
         stage = path.relative_to(root).parts[0]
-        cost = stages.setdefault(stage, StageCost(stage))
         b = read_benchmark(path)
-        cost.jobs += 1
-        cost.wall_s += b["s"]
-        cost.cpu_s += b["cpu_time"]
-        cost.max_rss_mb = max(cost.max_rss_mb, b["max_rss"])
+        stages.setdefault(stage, StageCost(stage=stage)).add(b["s"], b["cpu_time"], b["max_rss"])
     return [stages[k] for k in sorted(stages)]
 
 

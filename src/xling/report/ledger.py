@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from xling.cluster.benchmarks import read_benchmark
+from xling.cluster.benchmarks import Cost, read_benchmark
 from xling.io import atomic_write
 
 
@@ -54,27 +54,16 @@ def read_costs(entries: Sequence[Mapping]) -> tuple[list[JobCost], list[str]]:
     return out, missing
 
 
-@dataclass
-class Total:
-    jobs: int = 0
-    wall_s: float = 0.0
-    cpu_s: float = 0.0
-    gpu_h: float = 0.0
-    max_rss_mb: float = 0.0
-
-    def add(self, c: JobCost) -> None:
-        self.jobs += 1
-        self.wall_s += c.wall_s
-        self.cpu_s += c.cpu_s
-        self.gpu_h += c.gpu_h
-        self.max_rss_mb = max(self.max_rss_mb, c.max_rss_mb)
+class Total(Cost):
+    def add_job(self, c: JobCost) -> None:
+        self.add(c.wall_s, c.cpu_s, c.max_rss_mb, c.gpus)
 
 
 def per_rule(costs: Iterable[JobCost]) -> dict[str, Total]:
     """Rule -> its jobs' totals, in the order rules first appear."""
     out: dict[str, Total] = {}
     for c in costs:
-        out.setdefault(c.rule, Total()).add(c)
+        out.setdefault(c.rule, Total()).add_job(c)
     return out
 
 
@@ -97,7 +86,7 @@ def per_cell(costs: Iterable[JobCost], planned: Mapping[str, float]) -> list[Cel
         key = (c.setting, c.pair)
         if key not in cells:
             cells[key] = CellCost(c.setting, c.pair, Total(), Total(), planned.get(f"{c.setting}/{c.pair}"))
-        (cells[key].finetune if c.rule == "finetune" else cells[key].pretrain).add(c)
+        (cells[key].finetune if c.rule == "finetune" else cells[key].pretrain).add_job(c)
     return list(cells.values())
 
 
