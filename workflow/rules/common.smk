@@ -421,12 +421,7 @@ HF_BILINGUAL = [(s, p) for s, p in BILINGUAL if shares_everything(s)]
 def hf_export_inputs(w):
     """The pretrained model's checkpoint, dictionary and BPE (mono/<model>, or <setting>/<pair>)."""
     if w.setting == "mono":
-        lang = xcfg.data_language(w.model)
-        return {
-            "checkpoint": f"{R}/pretrain/mono/{w.model}/checkpoint_best.pt",
-            "dictionary": f"{R}/bin/mono/{lang}/dict.txt",
-            "bpe": f"{R}/bpe/mono/{lang}/bpe.json",
-        }
+        return {k.removeprefix(f"{w.model}_"): v for k, v in mono_model_files(w.model).items()}
     prime = xcfg.is_prime(w.model)
     return {
         "checkpoint": f"{R}/pretrain/{w.setting}/{w.model}/checkpoint_best.pt",
@@ -526,6 +521,10 @@ def planned_pretrain_hours():
     """The budget's hours per pretrained model (no margin) and the throughput they assume."""
     rate = planned_rate(config, pretrain_device(config))
     return {e.job.name: round(e.hours, 4) for e in pretrain_estimates(config, rate, margin=1.0)}, rate.basis
+
+
+LEDGER_JOBS = ledger_jobs()
+PLANNED_PRETRAIN_HOURS, PLANNING_BASIS = planned_pretrain_hours()
 
 
 # What `snakemake --report` shows, by output key: (category, caption file in workflow/report/).

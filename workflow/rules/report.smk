@@ -33,7 +33,7 @@ rule compute_ledger:
     The benchmark files are read beside the declared outputs (see xling.report.ledger for why
     they are not inputs)."""
     input:
-        [out for out, _ in ledger_jobs()],
+        [out for out, _ in LEDGER_JOBS],
     output:
         **reported({k: f"{R}/report/{v}" for k, v in LEDGER_FILES.items()}),
     log:
@@ -44,9 +44,9 @@ rule compute_ledger:
     resources:
         **res("report"),
     params:
-        entries=[entry for _, entry in ledger_jobs()],
-        planned=planned_pretrain_hours()[0],
-        planning_basis=planned_pretrain_hours()[1],
+        entries=[entry for _, entry in LEDGER_JOBS],
+        planned=PLANNED_PRETRAIN_HOURS,
+        planning_basis=PLANNING_BASIS,
         labels={"mono": "Monolingual", **{s: config["settings"][s]["label"] for s in SETTINGS}},
         note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
     script:
