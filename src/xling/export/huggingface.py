@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 import torch
 
+from xling.config import data_language
 from xling.errors import InputError
 from xling.io import atomic_dir
 
@@ -157,7 +158,7 @@ def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir
         raise InputError(checkpoint, None, "a model whose parts are all shared by its languages "
                          "(transformers has no architecture for per-language parts; load it with "
                          "xling.pretrain.loader.load_encoder)", why)
-    missing = [lang for lang in loaded.languages if _text_language(lang) not in tokenize]
+    missing = [lang for lang in loaded.languages if data_language(lang) not in tokenize]
     if missing:
         raise ValueError(f"no tokeniser settings for {missing}: give one entry per language the model reads")
     model = bert_model(loaded.encoder, loaded.dictionary)
@@ -182,12 +183,6 @@ def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir
     return record
 
 
-def _text_language(lang: str) -> str:
-    from xling.config import data_language
-
-    return data_language(lang)
-
-
 class Pretokenizer:
     """Raw sentences of one language -> the pre-tokenised text an export's tokenizer expects, with
     the settings of pretraining (Moses or the segmenter, then the model's BPE)."""
@@ -203,7 +198,7 @@ class Pretokenizer:
             info = json.loads(info_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise InputError(info_path, None, "the record of an xling export") from None
-        text_lang = _text_language(lang)
+        text_lang = data_language(lang)
         if text_lang not in info["tokenize"]:
             raise InputError(info_path, None, f"tokeniser settings for {text_lang!r}", ", ".join(info["tokenize"]))
         settings = TokenizeSettings(**info["tokenize"][text_lang], stanford_home=stanford_home)

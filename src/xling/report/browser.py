@@ -77,16 +77,21 @@ def _page(page: Path) -> Path:
     return page
 
 
-def rendered_dom(page: Path, browser: str, clicks: list[str] = (), wait_ms: int = 5000,
-                 timeout_s: float = 120) -> str:
-    """The document after the page's scripts ran (``wait_ms`` of virtual time for them) and the
-    ``clicks`` were made."""
+def _render(page: Path, browser: str, clicks: list[str], wait_ms: int, timeout_s: float,
+            args: list[str]) -> subprocess.CompletedProcess:
+    """Chromium with ``args`` on ``page`` (a clicking copy of it when there are ``clicks``), given
+    ``wait_ms`` of virtual time for the page's scripts plus the clicks' delays."""
     page = _page(page)
     with tempfile.TemporaryDirectory(prefix="xling-report-") as tmp:
         target = _with_clicks(page, list(clicks), Path(tmp) / page.name) if clicks else page
         budget = wait_ms + 500 * len(clicks)
-        return _run(browser, [f"--virtual-time-budget={budget}", "--dump-dom", target.resolve().as_uri()],
-                    timeout_s).stdout
+        return _run(browser, [f"--virtual-time-budget={budget}", *args, target.resolve().as_uri()], timeout_s)
+
+
+def rendered_dom(page: Path, browser: str, clicks: list[str] = (), wait_ms: int = 5000,
+                 timeout_s: float = 120) -> str:
+    """The document after the page's scripts ran and the ``clicks`` were made."""
+    return _render(page, browser, clicks, wait_ms, timeout_s, ["--dump-dom"]).stdout
 
 
 def visible_text(dom: str) -> str:
@@ -115,12 +120,10 @@ def check_report(page: Path, expected: dict[str, list[str]], browser: str) -> di
 def screenshot(page: Path, out_png: Path, browser: str, clicks: list[str] = (), size: tuple[int, int] = (1400, 900),
                wait_ms: int = 5000, timeout_s: float = 120) -> Path:
     """A PNG of the page after ``clicks``."""
-    page, out_png = _page(page), Path(out_png)
+    out_png = Path(out_png)
     out_png.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="xling-report-") as tmp:
-        target = _with_clicks(page, list(clicks), Path(tmp) / page.name) if clicks else page
-        _run(browser, [f"--virtual-time-budget={wait_ms + 500 * len(clicks)}", f"--window-size={size[0]},{size[1]}",
-                       f"--screenshot={out_png.resolve()}", target.resolve().as_uri()], timeout_s)
+    _render(page, browser, clicks, wait_ms, timeout_s,
+            [f"--window-size={size[0]},{size[1]}", f"--screenshot={out_png.resolve()}"])
     if not out_png.is_file():
         raise RuntimeError(f"{browser} wrote no screenshot to {out_png}")
     return out_png
