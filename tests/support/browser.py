@@ -4,8 +4,8 @@ package installed on the spot (as root, like the SLURM harness's packages), else
 from __future__ import annotations
 
 import os
-import subprocess
 
+from support.apt import apt_install
 from xling.report.browser import find_browser
 
 
@@ -13,10 +13,5 @@ def chromium() -> str | None:
     found = find_browser()
     if found or os.geteuid() != 0:
         return found
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"]
-    if subprocess.run(install, capture_output=True, env=env).returncode != 0:
-        # package lists may be missing on a fresh machine: update once, then retry
-        subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=env)
-        subprocess.run(install, capture_output=True, env=env)
+    apt_install(["chromium"])
     return find_browser()

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support.apt import apt_install
 from xling.errors import InputError
 
 # Binaries the harness needs, and the Debian packages that provide them.
@@ -368,12 +369,10 @@ class LocalSlurm:
             return
         if not is_root():
             raise SlurmHarnessError("installing slurm-wlm/munge needs root")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *APT_PACKAGES]
-        if subprocess.run(install, capture_output=True, env=env).returncode != 0:
-            # Package lists may be missing on a fresh machine: update once, then retry.
-            self._run(["apt-get", "update", "-qq"], env=env)
-            self._run(install, env=env)
+        proc = apt_install(APT_PACKAGES, self.log)
+        if proc.returncode != 0:
+            raise SlurmHarnessError(f"{' '.join(proc.args)} failed ({proc.returncode}): "
+                                    f"{proc.stderr.strip() or proc.stdout.strip()}")
         if self.missing_binaries():
             raise SlurmHarnessError(f"still missing after install: {self.missing_binaries()}")
 
