@@ -52,6 +52,13 @@ def test_layout(bin_dir):
     assert sorted(p.name for p in bin_dir.iterdir() if p.is_dir()) == ["en", "fr"]
 
 
+def test_preprocess_logs_are_per_language(bin_dir):
+    # fairseq-preprocess runs in-process, once per language: each log names its own texts only.
+    for lang, other in (("en", "fr"), ("fr", "en")):
+        log = (bin_dir / f"preprocess.{lang}.log").read_text()
+        assert f"{lang}.train.bpe" in log and f"{other}.train.bpe" not in log
+
+
 def test_dictionaries(bin_dir, bpe_dir):
     shared = Dictionary.load(str(bin_dir / "dict.txt"))
     en, fr = (_train_types(bpe_dir / f"{l}.train.bpe") for l in ("en", "fr"))

@@ -199,6 +199,17 @@ def test_max_train_examples_caps_english_training(task_dir):
     assert res["examples"]["train"] == 32 and res["steps"] == 2  # 32 examples in batches of 16
 
 
+def test_max_eval_examples_caps_dev_and_test_sets_only(task_dir):
+    torch.manual_seed(0)
+    hp, _, _ = CASES["ner"]
+    full = finetune(job("ner", hp, 1, seed=1), TinyEncoder(), per_word, files(task_dir, "ner"))
+    torch.manual_seed(0)
+    capped = finetune(job("ner", hp, 1, seed=1, max_eval_examples=5), TinyEncoder(), per_word,
+                      files(task_dir, "ner"))
+    assert capped["examples"]["train"] == full["examples"]["train"]
+    assert all(capped["examples"][k] == 5 < full["examples"][k] for k in ("en_dev", "tgt_test"))
+
+
 def test_freeze_returns_only_shared_parameters():
     enc = TinyEncoder()
     trainable = freeze_language_specific(enc)

@@ -85,6 +85,7 @@ class FinetuneJob:
     schedule: str | None = None
     epoch_size: int | None = None
     max_train_examples: int | None = None
+    max_eval_examples: int | None = None
     tokenize: dict = field(default_factory=dict)
 
     def tokenize_settings(self, lang: str, stanford_home: str | None = None) -> TokenizeSettings:
@@ -98,6 +99,23 @@ class TaskData:
     truncated: dict[str, int]
 
 
+def load_split(job: FinetuneJob, task: TaskAdapter, name: str, path: Path, lang: str, dictionary,
+               words_to_subwords: WordsToSubwords, stanford_home: str | None = None) -> tuple[list[Item], int]:
+    """One task file encoded for an encoder with ``dictionary``: ``(items, truncated)``. ``name``
+    "train" also fits the task's labels; the others are capped at ``job.max_eval_examples``."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: task file missing")
+    raw = task.read(Path(path))
+    if name == "train":
+        raw = raw[: job.max_train_examples] if job.max_train_examples else raw
+        task.fit_labels(raw)
+    elif job.max_eval_examples:
+        raw = raw[: job.max_eval_examples]
+    lines, word = line_and_word_tokenizers(job.tokenize_settings(lang, stanford_home))
+    enc = WordEncoder(dictionary, words_to_subwords, job.max_seq_len, split_word=word)
+    return task.tensorize(raw, enc, lines)
+
+
 def load_task_data(job: FinetuneJob, task: TaskAdapter, dictionary, words_to_subwords: Callable[[str], WordsToSubwords],
                    files: TaskFiles, stanford_home: str | None = None) -> TaskData:
     """Read and encode the job's task files. Raw sentences (XNLI) are tokenised like the
@@ -109,15 +127,8 @@ def load_task_data(job: FinetuneJob, task: TaskAdapter, dictionary, words_to_sub
         path = getattr(files, name)
         if path is None:
             continue
-        if not Path(path).exists():
-            raise FileNotFoundError(f"{path}: task file missing")
-        raw = task.read(Path(path))
-        if name == "train":
-            raw = raw[: job.max_train_examples] if job.max_train_examples else raw
-            task.fit_labels(raw)
-        lines, word = line_and_word_tokenizers(job.tokenize_settings(lang, stanford_home))
-        enc = WordEncoder(dictionary, words_to_subwords(lang), job.max_seq_len, split_word=word)
-        items[name], truncated[name] = task.tensorize(raw, enc, lines)
+        items[name], truncated[name] = load_split(job, task, name, path, lang, dictionary, words_to_subwords(lang),
+                                                  stanford_home)
     return TaskData(items, truncated)
 
 
