@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 import conllu
+import numpy as np
 import pytest
 
 from xling.testbed import english as E
@@ -67,6 +68,7 @@ def test_manifest_covers_every_download(tb):
                                               "conll2003_en", "levow_zh", "gold"}
     expected |= {f"muse_en_{l}_{s}" for l in ("fr", "de", "ru", "zh") for s in ("train", "test")}
     expected |= {f"tatoeba_{c}{e}" for c in ("fra", "deu", "rus", "cmn") for e in ("", "_eng")}
+    expected |= {f"fasttext_{l}" for l in LANGS} | {"fast_align_src"}
     assert set(manifest) == expected
     for rid, rel in manifest.items():
         assert (out / rel).exists(), rid
@@ -276,6 +278,45 @@ def test_names_numbers_shared_with_fr_scripts_disjoint_for_ru_zh(tb):
         text = _extract(tb, lang)
         body = "\n".join(l for l in text.splitlines() if not l.startswith(("<doc", "</doc")))
         assert body.strip() and not re.search("[A-Za-z]", body)
+
+
+def test_fasttext_vectors_are_trained_on_the_wikipedia_text(tb):
+    from xling.analysis.vec import read_vec
+
+    p = resolve_params({"scale": "tiny"})
+    for lang in LANGS:
+        path = _m(tb, f"fasttext_{lang}")
+        assert path.name == f"wiki.{lang}.vec"
+        n, dim = map(int, path.read_text("utf-8").split("\n", 1)[0].split())
+        words, vecs = read_vec(path)
+        assert len(words) == n > 20 and vecs.shape == (n, dim) and dim == p["fasttext_dim"]
+        assert np.isfinite(vecs).all() and (np.linalg.norm(vecs, axis=1) > 0).all()
+        # the words of its own Wikipedia (minCount 2), the most frequent first
+        text = bz2.decompress(_m(tb, f"wiki_{lang}").read_bytes()).decode("utf-8")
+        assert sum(w in text for w in words[:50]) >= 45
+
+
+def test_fasttext_training_does_not_depend_on_reused_memory():
+    """fastText leaves most of its input matrix uninitialised on one thread; memory other work has
+    freed (here: blocks of NaN bytes) must not reach its vectors."""
+    import hashlib
+
+    from xling.testbed.generate import fasttext_vec, wiki_dump
+    from xling.testbed.lexicon import build_lexicon
+
+    lex = build_lexicon(SEED)
+    texts = {}
+    for lang in ("fr", "ru"):
+        texts[lang] = []
+        wiki_dump(lang, lex, SEED, 300, texts[lang])
+    clean = {lang: fasttext_vec(t, 16, 1) for lang, t in texts.items()}
+    for _ in range(3):
+        junk = [np.full(n, np.nan, dtype=np.float32) for n in (2_000_000, 500_000, 3_000_000)]
+        del junk
+        for lang, t in texts.items():
+            got = fasttext_vec(t, 16, 1)
+            assert hashlib.sha256(got).digest() == hashlib.sha256(clean[lang]).digest(), lang
+            assert b"nan" not in got.lower()
 
 
 def test_muse_train_test_disjoint_and_correct(tb):

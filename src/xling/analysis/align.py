@@ -64,6 +64,36 @@ def iterative_normalize(X: np.ndarray, n_iter: int = 5) -> np.ndarray:
     return _unit_rows(Z, "X", fn)
 
 
+def fit_iterative_normalization(X: np.ndarray, n_iter: int = 5) -> np.ndarray:
+    """The column means ``iterative_normalize`` subtracts at each of its ``n_iter`` steps, as an
+    ``(n_iter x d)`` array: with ``apply_iterative_normalization`` the same transformation reaches
+    vectors that were not in ``X`` (a model's hidden states at test time)."""
+    fn = "fit_iterative_normalization"
+    X = _matrix(X, "X", fn)
+    if n_iter < 0:
+        raise ValueError(f"{fn}: n_iter must be >= 0, got {n_iter}")
+    Z, means = np.array(X, dtype=np.float64), []
+    for _ in range(n_iter):
+        Z = _unit_rows(Z, "X", fn)
+        means.append(Z.mean(axis=0))
+        Z -= means[-1]
+    return np.array(means, dtype=np.float64).reshape(n_iter, X.shape[1])
+
+
+def apply_iterative_normalization(X: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """``iterative_normalize`` with the column means fitted on other data: per step, unit rows then
+    minus that step's mean; finally unit rows. ``apply(X, fit(X, n)) == iterative_normalize(X, n)``."""
+    fn = "apply_iterative_normalization"
+    X = _matrix(X, "X", fn)
+    means = np.asarray(means, dtype=np.float64)
+    if means.ndim != 2 or (len(means) and means.shape[1] != X.shape[1]):
+        raise ValueError(f"{fn}: means must be (steps x {X.shape[1]}), got shape {means.shape}")
+    Z = np.array(X, dtype=np.float64)
+    for mu in means:
+        Z = _unit_rows(Z, "X", fn) - mu
+    return _unit_rows(Z, "X", fn)
+
+
 def procrustes(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Orthogonal d x d W minimising ||X W - Y||_F, i.e. row x_i is mapped onto row y_i by x_i W.
 
@@ -140,12 +170,14 @@ def translate(
     method: Literal["csls", "nn"] = "csls",
     k: int = 10,
     block_size: int = 512,
+    sources: np.ndarray | None = None,
 ) -> np.ndarray:
     """Index of the best target row of ``Y`` for every (mapped) source row of ``Xm``.
 
     ``nn``: highest cosine; ``csls``: highest CSLS score with neighbourhood size k. Scores are
     computed ``block_size`` source rows at a time, so memory stays O(block_size x n_y). Ties go to
-    the lowest target index.
+    the lowest target index. ``sources``: the mapped source rows a target's hubness r_X(y) is
+    measured against, when not the queries themselves (MUSE: the whole mapped source vocabulary).
     """
     fn = "translate"
     if method not in ("csls", "nn"):
@@ -154,7 +186,8 @@ def translate(
         raise ValueError(f"{fn}: block_size must be >= 1, got {block_size}")
     Xn, Yn = _checked_pair(Xm, Y, fn)
     if method == "csls":
-        r_y, r_x = _mean_knn_cos(Xn, Yn, k), _mean_knn_cos(Yn, Xn, k)
+        pool = Xn if sources is None else _checked_pair(sources, Y, fn)[0]
+        r_y, r_x = _mean_knn_cos(Xn, Yn, k), _mean_knn_cos(Yn, pool, k)
     out = np.empty(Xn.shape[0], dtype=np.int64)
     for start in range(0, Xn.shape[0], block_size):
         block = Xn[start : start + block_size]

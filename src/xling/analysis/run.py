@@ -1,4 +1,5 @@
-"""The Section 5 jobs: Figure 6 (Tatoeba retrieval after aligning two monolingual models with
+"""The Section 5 jobs: Figure 4 (word translation after aligning two monolingual models' word
+vectors, beside fastText's), Figure 6 (Tatoeba retrieval after aligning two monolingual models with
 Procrustes on XNLI-15way rows) and Figure 7 (linear CKA of parallel sentence representations),
 each for one language pair, written as a JSON result (contract: xling.report.analysis_figures)."""
 
@@ -15,7 +16,7 @@ from xling.analysis.align import iterative_normalize, procrustes, sentence_retri
 from xling.analysis.cka import linear_cka
 from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
-from xling.io import atomic_write
+from xling.io import atomic_path, atomic_write
 from xling.preprocess.tokenize import TokenizeSettings
 from xling.taskdata.parallel import read_sentences, read_tatoeba, read_xnli_15way
 
@@ -180,3 +181,118 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
         layers = list(range(a.shape[0]))
         log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind])))
     return _write(out_json, {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])})
+
+
+# --- Figure 4 ----------------------------------------------------------------------------------
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, array)
+
+
+def _save_words(path: Path, words: list[str], counts=None) -> None:
+    with atomic_write(path) as fh:
+        for i, w in enumerate(words):
+            fh.write(w + ("" if counts is None else f"\t{int(counts[i])}") + "\n")
+
+
+def read_word_list(path: Path) -> list[str]:
+    """The words of a word_vectors output list (``word`` or ``word<TAB>count`` per line)."""
+    return [line.split("\t")[0] for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+def first_lines(path: Path, n: int) -> list[str]:
+    """Up to ``n`` non-empty lines of a (BPE) text, read lazily: a Wikipedia-size file is not read whole."""
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                out.append(line.rstrip("\n"))
+                if len(out) >= n:
+                    break
+    if not out:
+        raise InputError(path, None, "BPE-segmented sentences", "an empty file")
+    return out
+
+
+def run_word_vectors(spec: ModelSpec, bpe_text: Path, n_sentences: int, max_words: int, out: dict[str, Path],
+                     max_seq_len: int = 256, batch_size: int = 64, device: str = "cpu",
+                     log: Log | None = None) -> dict:
+    """Figure 4's vectors of one monolingual model: its whole-word embedding rows (``out``:
+    embedding, embedding_words) and its per-layer contextual word vectors over the first
+    ``n_sentences`` of its training text (contextual, contextual_words)."""
+    from xling.analysis.words import contextual_word_vectors, embedding_word_vectors
+    from xling.bpe import SubwordTokenizer
+    from xling.pretrain.loader import load_encoder
+
+    log = log or (lambda _m: None)
+    encoder = load_encoder(spec.checkpoint, spec.dictionary).to(device)
+    words, emb = embedding_word_vectors(encoder, spec.lang, SubwordTokenizer(spec.bpe, spec.reads).words_to_subwords)
+    log(f"{len(words)} whole-word entries of {len(encoder.dictionary)}")
+    lines = first_lines(bpe_text, n_sentences)
+    log(f"averaging contextual vectors over {len(lines)} sentences of {bpe_text}")
+    ctx_words, counts, ctx = contextual_word_vectors(encoder, spec.lang, lines, max_words, max_seq_len, batch_size,
+                                                     device)
+    _save_npy(out["embedding"], emb)
+    _save_words(out["embedding_words"], words)
+    _save_npy(out["contextual"], ctx)
+    _save_words(out["contextual_words"], ctx_words, counts)
+    return {"whole_words": len(words), "sentences": len(lines), "contextual_words": len(ctx_words),
+            "layers": int(ctx.shape[0])}
+
+
+def run_word_alignment(pair: str, vectors: dict[str, dict[str, Path]], fasttext: dict[str, Path],
+                       muse: tuple[Path, Path], fasttext_rows: int, norm_steps: int, k: int, out_json: Path,
+                       log: Log | None = None) -> dict:
+    """Figure 4a and 4b for one pair ``src-tgt``: P@1 of word translation after aligning the two
+    monolingual models' word vectors (whole-word embeddings; contextual, per layer) and fastText's,
+    each pair of spaces on the same vocabulary. ``vectors``: language -> run_word_vectors' outputs;
+    ``muse``: (train, test) dictionaries in the src -> tgt direction."""
+    from xling.analysis.vec import read_vec
+    from xling.analysis.words import align_both_ways, vocabulary
+    from xling.codeswitch.dictionary import read_muse
+
+    log = log or (lambda _m: None)
+    src, tgt = pair.split("-")
+    train, test = (list(read_muse(m)) for m in muse)
+    ft = {}
+    for lang in (src, tgt):
+        words, mat = read_vec(fasttext[lang], fasttext_rows)
+        words, rows = vocabulary(words)
+        ft[lang] = dict(zip(words, mat[rows]))
+
+    def spaces(kind: str) -> tuple[dict, dict, dict]:
+        """Per language: the model's words that fastText also has, their rows of ``kind``, and
+        fastText's (words, vectors) on exactly those words."""
+        words, rows, base = {}, {}, {}
+        for lang in (src, tgt):
+            words[lang], rows[lang] = vocabulary(read_word_list(vectors[lang][f"{kind}_words"]), set(ft[lang]))
+            base[lang] = (words[lang], np.stack([ft[lang][w] for w in words[lang]]))
+        return words, rows, base
+
+    def mlm(kind: str, words: dict, rows: dict, layer: int | None = None) -> dict:
+        sides = []
+        for lang in (src, tgt):
+            arr = np.load(vectors[lang][kind], mmap_mode="r")  # one layer at a time is read
+            arr = arr if layer is None else arr[layer]
+            sides.append((words[lang], np.asarray(arr[rows[lang]], dtype=np.float32)))
+        return align_both_ways(*sides, train, test, norm_steps, k)
+
+    words, rows, base = spaces("embedding")
+    emb = {"mlm": mlm("embedding", words, rows), "fasttext": align_both_ways(base[src], base[tgt], train, test,
+                                                                             norm_steps, k)}
+    log(f"embeddings: P@1 {src}->{tgt} {emb['mlm']['forward']['p_at_1']:.1f} "
+        f"(fastText {emb['fasttext']['forward']['p_at_1']:.1f}) on {len(words[src])} x {len(words[tgt])} words")
+    words, rows, base = spaces("contextual")
+    n_layers = np.load(vectors[src]["contextual"], mmap_mode="r").shape[0]
+    per_layer = []
+    for layer in range(n_layers):
+        per_layer.append(mlm("contextual", words, rows, layer))
+        log(f"L{layer}: P@1 {src}->{tgt} {per_layer[-1]['forward']['p_at_1']:.1f}")
+    ctx = {"layers": list(range(n_layers)), "mlm": per_layer,
+           "fasttext": align_both_ways(base[src], base[tgt], train, test, norm_steps, k)}
+    return _write(out_json, {
+        "pair": pair, "forward": f"{src}->{tgt}", "reverse": f"{tgt}->{src}",
+        "embedding": emb, "contextual": ctx,
+        "fasttext_rows": fasttext_rows, "norm_steps": norm_steps, "csls_k": k,
+    })

@@ -20,13 +20,16 @@ from .structures import CC, WIKI, Clause, Entity, Grammar, Style
 from .tree import Sentence, check_tree
 
 HOST = "testbed.invalid"
+FAST_ALIGN_SOURCE = (Path(__file__).resolve().parents[1] / "data"
+                     / "fast_align-cab1e9aac8d3bb02ff5ae58218d8d225a039fa11.tar.gz")
 SCALES = {
     "small": dict(wiki_sentences=20000, cc_sentences=20000, mnli_train=6000, xnli_dev=1000,
                   xnli_test=1000, ner_train=3000, ner_dev=500, ner_test=500, ud_train=2000,
-                  ud_dev=500, ud_test=500, xnli_15way=10000, tatoeba=1000, muse_test_fraction=0.2),
+                  ud_dev=500, ud_test=500, xnli_15way=10000, tatoeba=1000, muse_test_fraction=0.2,
+                  fasttext_dim=64, fasttext_epoch=5),
     "tiny": dict(wiki_sentences=300, cc_sentences=200, mnli_train=150, xnli_dev=60, xnli_test=60,
                  ner_train=60, ner_dev=20, ner_test=20, ud_train=60, ud_dev=20, ud_test=20,
-                 xnli_15way=100, tatoeba=50, muse_test_fraction=0.2),
+                 xnli_15way=100, tatoeba=50, muse_test_fraction=0.2, fasttext_dim=16, fasttext_epoch=1),
 }
 WIKI_DATE = "20190701"
 TREEBANKS = {"en": ("UD_English-EWT", "en_ewt"), "fr": ("UD_French-GSD", "fr_gsd"),
@@ -100,7 +103,9 @@ def _title(lex: Lexicon, lang: str, topic: Entity) -> str:
     return w[:1].upper() + w[1:]
 
 
-def wiki_dump(lang: str, lex: Lexicon, seed: int, n: int) -> bytes:
+def wiki_dump(lang: str, lex: Lexicon, seed: int, n: int, tokens: list[list[str]] | None = None) -> bytes:
+    """The language's Wikipedia dump; ``tokens`` (when given) receives every article sentence's
+    tokens, the text fastText's wiki vectors are trained on."""
     rng = random.Random(f"wiki-{lang}-{seed}")
     g = Grammar(rng, WIKI)
     real = realiser(lang, lex, random.Random(f"wiki-real-{lang}-{seed}"))
@@ -128,6 +133,8 @@ def wiki_dump(lang: str, lex: Lexicon, seed: int, n: int) -> bytes:
         # an article opens by defining its topic ("X is famous."), then talks about it
         lead = Clause(None, subj=topic, cop_adj=g.pick("ADJ"), tense="pres")
         sents = [real.sentence(lead)] + [real.sentence(g.clause()) for _ in range(k - 1)]
+        if tokens is not None:
+            tokens.extend(s.surface_tokens() for s in sents)
         done += k
         paras, cur = [], []
         for s in sents:
@@ -468,11 +475,35 @@ def generate(out_dir: Path, params: dict | None, seed: int) -> dict:
     return manifest["files"]
 
 
+def fasttext_vec(sentences: list[list[str]], dim: int, epoch: int) -> bytes:
+    """Skip-gram vectors trained by fastText itself on tokenised sentences, in the text format of
+    the paper's ``wiki.xx.vec`` (rows by decreasing frequency); trained by ``xling.testbed.fasttext``
+    in a process of its own (see there why), on one thread: the same bytes every run."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        text, out = Path(tmp) / "text.txt", Path(tmp) / "wiki.vec"
+        text.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
+        # glibc serves every allocation of 128 KiB or more from fresh, zero-filled pages
+        env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
+        res = subprocess.run([sys.executable, "-m", "xling.testbed.fasttext", str(text), str(out), str(dim), str(epoch)],
+                             capture_output=True, text=True, env=env)
+        if res.returncode != 0:
+            raise RuntimeError(f"fastText training failed (exit {res.returncode}):\n{res.stderr[-2000:]}")
+        return out.read_bytes()
+
+
 def _write_all(w: Writer, p: dict, seed: int) -> None:
     lex = build_lexicon(seed)
     for lang in LANGS:
+        sentences: list[list[str]] = []
         w.mirror(f"wiki_{lang}", f"{lang}wiki-{WIKI_DATE}-pages-articles.xml.bz2",
-                 wiki_dump(lang, lex, seed, p["wiki_sentences"]))
+                 wiki_dump(lang, lex, seed, p["wiki_sentences"], sentences))
+        w.mirror(f"fasttext_{lang}", f"wiki.{lang}.vec",
+                 fasttext_vec(sentences, p["fasttext_dim"], p["fasttext_epoch"]))
     for lang, base in CC_FILES.items():
         w.mirror(f"cc_{lang}", base, cc_file(lang, lex, seed, p["cc_sentences"]))
     mnli, xnli = nli_files(lex, seed, p)
@@ -504,6 +535,8 @@ def _write_all(w: Writer, p: dict, seed: int) -> None:
              A.zip_bytes({"XNLI-15way/xnli.15way.orig.tsv": "".join(rows).encode("utf-8")}))
     w.mirror("en_paraphrase", "xnli.15way.en_prime.txt",
              "".join(s.text() + "\n" for s in way["en_prime"]).encode("utf-8"))
+    # not synthetic: the aligner's real source release, so the demo builds fast_align offline
+    w.mirror("fast_align_src", FAST_ALIGN_SOURCE.name, FAST_ALIGN_SOURCE.read_bytes())
     for name, data in gold_files(lex, seed).items():
         w.put(None, f"gold/{name}", data)
     w.manifest["gold"] = "gold"
