@@ -26,6 +26,7 @@ include: "workflow/rules/binarize.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/transfer.smk"
 include: "workflow/rules/export.smk"
 include: "workflow/rules/report.smk"
 

@@ -181,6 +181,14 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     for rid in needed:
         if rid not in cfg["downloads"]:
             yield f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
+    t = a["transfer"]
+    if figure5_pairs(cfg):
+        too_deep = [i for i in t["layers"] if i > cfg["model"]["layers"]]
+        if too_deep:
+            yield (f"config key 'analysis.transfer.layers': {too_deep} exceed model.layers="
+                   f"{cfg['model']['layers']} (layer 0 is the embeddings)")
+        if "fast_align_src" not in cfg["downloads"]:
+            yield "config key 'downloads': Figure 5's word alignment needs an entry 'fast_align_src'"
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,6 +294,16 @@ def data_pairs(cfg: dict) -> list[str]:
 def digest(obj: Any) -> str:
     """Stable short hash of a JSON-able value (used to rerun a job when its parameters change)."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def figure5_pairs(cfg: dict) -> list[str]:
+    """The Table 1 pairs Figure 5 transfers to: each needs its monolingual target model and the
+    bilingual model of ``analysis.bilingual_setting``; none when ``analysis.transfer.tasks`` is empty."""
+    a = cfg["analysis"]
+    if not a["transfer"]["tasks"] or a.get("bilingual_setting") is None:
+        return []
+    mono = set(cfg["monolingual"]["languages"])
+    return [p for p in cfg["pairs"] if set(pair_langs(p)) <= mono]
 
 
 def analysis_targets(cfg: dict) -> list[str]:

@@ -1,0 +1,104 @@
+"""Word alignment with fast_align (Dyer et al. 2013), as paper Section 5.1.2 obtains its word pairs:
+fast_align forward and reverse over tokenised parallel sentences, symmetrised with
+``atools -c grow-diag-final-and``, then only the one-to-one links kept.
+
+fast_align is on neither PyPI nor Debian: ``build_fast_align`` compiles its source release (a
+``git archive`` tarball of github.com/clab/fast_align) with cmake and the system's C++ compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+from xling.download.extract import safe_extract
+from xling.errors import InputError
+
+Links = list[tuple[int, int]]
+TOOLS = ("fast_align", "atools")
+
+
+def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
+    res = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if res.returncode != 0:
+        raise RuntimeError(f"{what} failed (exit {res.returncode}): {' '.join(cmd)}\n{res.stderr[-3000:]}")
+    return res
+
+
+def build_fast_align(tarball: Path, dest: Path, jobs: int = 1) -> dict[str, Path]:
+    """Compile ``fast_align`` and ``atools`` from the source ``tarball`` into ``dest`` (both
+    binaries appear there only once both are built). Needs cmake and a C++11 compiler."""
+    tarball, dest = Path(tarball), Path(dest)
+    for tool in ("cmake", "make"):
+        if shutil.which(tool) is None:
+            raise RuntimeError(f"building fast_align needs {tool!r} on PATH (e.g. apt-get install cmake g++ make)")
+    with tempfile.TemporaryDirectory(prefix="fast_align.") as tmp:
+        src = safe_extract(tarball, Path(tmp) / "src")
+        tops = [p for p in src.iterdir() if p.is_dir()]
+        if len(tops) != 1 or not (tops[0] / "CMakeLists.txt").is_file():
+            raise InputError(tarball, None, "a fast_align source archive with one top folder holding CMakeLists.txt",
+                             ", ".join(sorted(p.name for p in src.iterdir())))
+        build = Path(tmp) / "build"
+        # its CMakeLists asks for cmake 2.8, which cmake 4 refuses without this policy floor
+        _run(["cmake", "-S", str(tops[0]), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+              "-DCMAKE_POLICY_VERSION_MINIMUM=3.5"], "cmake (fast_align)")
+        _run(["cmake", "--build", str(build), "--target", *TOOLS, "-j", str(max(1, jobs))], "building fast_align")
+        dest.mkdir(parents=True, exist_ok=True)
+        staged = []
+        for tool in TOOLS:
+            tmp_bin = dest / f".{tool}.{os.getpid()}.tmp"
+            shutil.copy2(build / tool, tmp_bin)
+            staged.append((tmp_bin, dest / tool))
+        for tmp_bin, final in staged:
+            os.replace(tmp_bin, final)
+    return {tool: dest / tool for tool in TOOLS}
+
+
+def parse_links(line: str, where: tuple[Path, int] | None = None) -> Links:
+    """``"0-0 1-2"`` -> ``[(0, 0), (1, 2)]`` (source index, target index)."""
+    out = []
+    for item in line.split():
+        a, sep, b = item.partition("-")
+        if not sep or not a.isdigit() or not b.isdigit():
+            path, n = where or (Path("<alignment>"), None)
+            raise InputError(path, n, "links 'i-j' separated by spaces", line.strip()[:80])
+        out.append((int(a), int(b)))
+    return out
+
+
+def one_to_one(links: Links) -> Links:
+    """The links whose source word and target word each take part in no other link, sorted."""
+    src, tgt = Counter(i for i, _ in links), Counter(j for _, j in links)
+    return sorted({(i, j) for i, j in links if src[i] == 1 and tgt[j] == 1})
+
+
+def align(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], tools: dict[str, Path],
+          heuristic: str = "grow-diag-final-and") -> list[Links]:
+    """Symmetrised fast_align links of each sentence pair (tokens; fast_align's recommended
+    ``-d -o -v``, forward then reverse). A pair with an empty side gets no links."""
+    if len(src) != len(tgt):
+        raise ValueError(f"align: {len(src)} source sentences but {len(tgt)} target sentences")
+    keep = [i for i, (s, t) in enumerate(zip(src, tgt)) if s and t]
+    out: list[Links] = [[] for _ in src]
+    if not keep:
+        return out
+    with tempfile.TemporaryDirectory(prefix="align.") as tmp:
+        text, fwd, rev = (Path(tmp) / name for name in ("text", "fwd", "rev"))
+        with open(text, "w", encoding="utf-8") as fh:
+            for i in keep:
+                fh.write(" ".join(src[i]) + " ||| " + " ".join(tgt[i]) + "\n")
+        for path, extra in ((fwd, []), (rev, ["-r"])):
+            res = _run([str(tools["fast_align"]), "-i", str(text), "-d", "-o", "-v", *extra], "fast_align")
+            path.write_text(res.stdout, encoding="utf-8")
+        sym = _run([str(tools["atools"]), "-i", str(fwd), "-j", str(rev), "-c", heuristic], "atools").stdout
+    lines = sym.splitlines()
+    if len(lines) != len(keep):
+        raise RuntimeError(f"atools returned {len(lines)} alignments for {len(keep)} sentence pairs")
+    for n, (i, line) in enumerate(zip(keep, lines), 1):
+        out[i] = parse_links(line, (Path("atools output"), n))
+    return out
