@@ -69,6 +69,13 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     assert counts["report"] == 1
     # Section 5: fr de ru zh against en; CKA also en-en' (back-translated from the 15-way French)
     assert counts["analysis_retrieval"] == 4 and counts["analysis_cka"] == 5
+    # Figure 4: the vectors of en fr de ru zh, one alignment job per en-x
+    assert counts["word_vectors"] == 5 and counts["analysis_words"] == 4
+    assert counts["download_fasttext_en"] == 1 and counts["download_muse_en_zh_test"] == 1
+    # Figure 5: fast_align built once, links and two maps per Table 1 pair, one job per (task, pair,
+    # layer 0-8)
+    assert counts["build_fast_align"] == 1 and counts["word_links"] == 3 and counts["contextual_maps"] == 6
+    assert counts["transfer"] == 2 * 3 * 9
     assert counts["backtranslate"] == 1 and counts["download_mt_fr_en_weights"] == 1
     assert counts["analysis_report"] == 1
     # transformers exports: the 5 rows whose parts are all shared x 3 pairs, en-de, 6 monolingual
@@ -83,6 +90,7 @@ def test_missing_licensed_corpus_leaves_out_only_its_cells(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout + proc.stderr
     assert "NER en-zh is left out of this run" in out and "licensed.levow_zh.path is not set" in out
+    assert job_counts(proc.stdout)["transfer"] == (2 + 3) * 9  # Figure 5 leaves out NER en-zh as well
     counts = job_counts(proc.stdout)
     assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) - 10 * 6
     assert "taskdata_ner_levow" not in counts and "taskdata_ner_conll2003" not in counts
@@ -125,11 +133,11 @@ def _slice_config(tmp_path: Path) -> Path:
                      "levow_zh": {"path": "results/slice/testbed/mirror/licensed/levow"}},
         "pairs": ["en-fr"],
         "monolingual": {"languages": ["en", "fr"]},
-        "analysis": {"align_sentences": 100},
+        "analysis": {"align_sentences": 100, "transfer": {"tasks": ["ner"], "layers": [2], "rows": 100}},
         "preprocess": {"valid_lines": 50, "test_lines": 50, "shards": 2},
-        "pretrain": {"streams_per_epoch_per_gpu": 40 * 32, "max_epoch": 1,
+        "pretrain": {"batch_size_per_gpu": 32, "streams_per_epoch_per_gpu": 40 * 32, "max_epoch": 1,
                      "warmup_updates": 20},
-        "finetune": {"tasks": ["ner"]},
+        "finetune": {"tasks": ["ner"], "ner": {"epochs": 3}},
     }
     path = tmp_path / "slice.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -138,6 +146,8 @@ def _slice_config(tmp_path: Path) -> Path:
 
 SLICE_TARGETS = ["results/slice/finetune/default/en-fr/ner/bs32_lr0.0005/result.json",
                  "results/slice/analysis/retrieval/en-fr.json", "results/slice/hf/default/en-fr"]
+# Figures 4 and 5 of the slice's pair (built by the slice run; the rerun test below leaves them out)
+FIGURE_TARGETS = ["results/slice/analysis/words/en-fr.json", "results/slice/analysis/transfer/ner/en-fr/L2.json"]
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +157,8 @@ def slice_run(tmp_path_factory):
     the transformers export of the bilingual model."""
     workdir = tmp_path_factory.mktemp("slice")
     configs = [str(REPO / "config" / "demo.yaml"), str(_slice_config(workdir))]
-    proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", *SLICE_TARGETS, timeout=900)
+    proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", *SLICE_TARGETS, *FIGURE_TARGETS,
+                     timeout=1200)
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
     return workdir, configs
 
@@ -174,6 +185,18 @@ def test_demo_slice_end_to_end(slice_run):
     assert max(fig6["p_at_1"]) > max(fig6["p_at_1_unaligned"]) + 10, fig6
     # the export of the trained bilingual model gives its hidden states for the corpus's own text
     _export_matches_the_model(tmp_path / "results/slice")
+    # Figure 4: both models' whole-word embeddings and every layer's contextual vectors, and
+    # fastText (trained by the testbed) on the same words, aligned on the testbed's MUSE pairs
+    words, transfer = (json.loads((tmp_path / t).read_text()) for t in FIGURE_TARGETS)
+    emb = words["embedding"]
+    assert emb["mlm"]["forward"]["vocab"] == emb["fasttext"]["forward"]["vocab"]
+    assert min(emb["mlm"]["forward"]["vocab"]) > 50 and emb["mlm"]["forward"]["test_sources"] > 5
+    assert len(words["contextual"]["mlm"]) == 9
+    # scored both ways (at this size both are near chance: see the README's demo section)
+    assert all(0 <= emb[m][d]["p_at_1"] <= 100 for m in ("mlm", "fasttext") for d in ("forward", "reverse"))
+    # Figure 5: the three models of layer 2, trained on English, tested on French
+    assert set(transfer["tgt_test"]) == {"mlm_align", "bimlm", "bimlm_w"} and transfer["layer"] == 2
+    assert all(v > 30 for v in transfer["en_dev"].values()), transfer["en_dev"]
     # each stage left its output where docs/ARCHITECTURE.md says
     for rel in ["corpus/en/wiki.train.txt", "bpe/default/en-fr/bpe.json", "bin/default/en-fr/dict.txt",
                 "bin/default/en-fr/fr/train.bin", "tasks/ner/fr/test.bio"]:
@@ -304,4 +327,5 @@ def test_rule_files_can_be_included_in_any_order(tmp_path):
             counts.append(job_counts(proc.stdout))
     finally:
         (REPO / ".reordered.smk").unlink()
-    assert counts[0] == counts[1] and counts[0]["pretrain"] == 32
+    # Table 1 on en-fr and en-ru (20), Figure 7's Default en-de and en-zh, and en-en′
+    assert counts[0] == counts[1] and counts[0]["pretrain"] == 23 and counts[0]["transfer"] == 2 * 2 * 3

@@ -1,4 +1,5 @@
-# Section 5 analyses of the monolingual models (paper 5.1.3 and 5.2): Figure 6 (Tatoeba retrieval
+# Section 5 analyses of the monolingual models (paper 5.1.1, 5.1.3 and 5.2): Figure 4 (MUSE word
+# translation with aligned word vectors, beside fastText), Figure 6 (Tatoeba retrieval
 # after Procrustes alignment learnt on XNLI-15way rows) and Figure 7 (linear CKA of parallel
 # sentence representations: monolingual, bilingual and random encoders). One job per pair.
 # Results: R/analysis/{retrieval,cka}/<pair>.json; figures and tables by rule analysis_report.
@@ -28,6 +29,58 @@ if EN_PRIME_SOURCE == "backtranslation":
             max_new_tokens=AN["backtranslation"]["max_new_tokens"],
         script:
             "../scripts/backtranslate.py"
+
+
+rule word_vectors:
+    """Figure 4's word vectors of one monolingual model: the embedding rows of its whole-word BPE
+    entries, and per layer its contextual vectors averaged over its training text."""
+    input:
+        unpack(lambda w: mono_model_files(w.lang)),
+        text=f"{R}/bpe/mono/{{lang}}/{{lang}}.train.bpe",
+    output:
+        **word_vector_files("{lang}"),
+    log:
+        f"{LOGS}/analysis/words/{{lang}}.log",
+    wildcard_constraints:
+        lang="|".join(SRC_AND_RETRIEVAL) or "NONE",
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("analysis")
+    resources:
+        **res("analysis"),
+    params:
+        lang=lambda w: w.lang,
+        sentences=AN["words"]["sentences"],
+        max_words=AN["words"]["max_words"],
+        max_seq_len=AN["max_seq_len"],
+        batch_size=AN["batch_size"],
+    script:
+        "../scripts/word_vectors.py"
+
+
+rule analysis_words:
+    """Figure 4 for one pair: MUSE word translation after aligning the two models' word vectors
+    (and fastText's on the same words)."""
+    input:
+        unpack(word_alignment_inputs),
+    output:
+        result=f"{R}/analysis/words/{SRC}-{{target}}.json",
+    log:
+        f"{LOGS}/analysis/words/{SRC}-{{target}}.log",
+    wildcard_constraints:
+        target="|".join(AN_RETRIEVAL) or "NONE",
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("analysis")
+    resources:
+        **res("analysis"),
+    params:
+        pair=lambda w: f"{SRC}-{w.target}",
+        fasttext_rows=AN["words"]["fasttext_rows"],
+        norm_steps=AN["iterative_norm_steps"],
+        csls_k=AN["words"]["csls_k"],
+    script:
+        "../scripts/analysis_words.py"
 
 
 rule analysis_retrieval:
@@ -88,6 +141,8 @@ rule analysis_cka:
 
 rule analysis_report:
     input:
+        words=[f"{R}/analysis/words/{SRC}-{t}.json" for t in AN_RETRIEVAL],
+        transfer=figure5_results(),
         retrieval=[f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
         cka=[f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
     output:

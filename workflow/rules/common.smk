@@ -7,6 +7,7 @@
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlparse
 
 # The one place that puts the package in src/ on sys.path, for this process as for every script.
@@ -322,6 +323,7 @@ def finetune_job(w):
         "max_seq_len": ft["max_seq_len"],
         "seed": ft["seed"],
         "max_train_examples": spec["max_train_examples"],
+        "max_eval_examples": ft["max_eval_examples"],
         "tokenize": tokenize_params(src, tgt),
     }
 
@@ -348,6 +350,7 @@ def finetune_results():
 AN = config["analysis"]
 AN_TARGETS = xcfg.analysis_targets(config)  # e.g. en_prime, fr, de, ru, zh
 AN_RETRIEVAL = [t for t in AN_TARGETS if not xcfg.is_prime(t)]  # Tatoeba has no en' side
+SRC_AND_RETRIEVAL = [SRC, *AN_RETRIEVAL] if AN_RETRIEVAL else []  # the languages with Figure 4 vectors
 EN_PRIME_SOURCE = xcfg.en_prime_source(config)  # download | backtranslation | None
 EN_PRIME_TEXT = f"{R}/analysis/en_prime/xnli.15way.{xcfg.prime(SRC)}.txt"
 
@@ -390,6 +393,77 @@ def bilingual_files(target):
 def en_prime_sentences():
     """Figure 7's en' sentences: a ready download, or the back-translation rule's output."""
     return downloaded(AN["en_paraphrase"]) if EN_PRIME_SOURCE == "download" else EN_PRIME_TEXT
+
+
+WORD_VECTOR_FILES = {
+    "embedding": "embedding.npy",
+    "embedding_words": "embedding.words.txt",
+    "contextual": "contextual.npy",
+    "contextual_words": "contextual.words.tsv",
+}
+
+
+def word_vector_files(lang):
+    """Figure 4's vectors of one monolingual model (rule word_vectors)."""
+    return {k: f"{R}/analysis/words/{lang}/{v}" for k, v in WORD_VECTOR_FILES.items()}
+
+
+def word_alignment_inputs(w):
+    """Both languages' word vectors, fastText's and the MUSE dictionaries of one Figure 4 pair."""
+    langs = (SRC, w.target)
+    return {
+        **{f"{lang}_{k}": v for lang in langs for k, v in word_vector_files(lang).items()},
+        **{f"fasttext_{lang}": downloaded(f"fasttext_{lang}") for lang in langs},
+        "muse_train": downloaded(f"muse_{SRC}_{w.target}_train"),
+        "muse_test": downloaded(f"muse_{SRC}_{w.target}_test"),
+    }
+
+
+FIG5 = AN["transfer"]
+FIG5_PAIRS = xcfg.figure5_pairs(config)
+FAST_ALIGN = {tool: f"{R}/tools/fast_align/{tool}" for tool in ("fast_align", "atools")}
+
+
+def figure5_cells():
+    """(task, pair, layer) of every Figure 5 job; NER pairs whose licensed corpus is missing are left out."""
+    return [(t, p, i) for t in FIG5["tasks"] for p in FIG5_PAIRS if finetune_runs(t, p) for i in FIG5["layers"]]
+
+
+def figure5_results():
+    return [f"{R}/analysis/transfer/{t}/{p}/L{i}.json" for t, p, i in figure5_cells()]
+
+
+def figure5_job(w):
+    """The xling.finetune.FinetuneJob fields of a Figure 5 job (Table 1's recipe for the task; its
+    hp is each grid cell in turn), and the grid itself."""
+    job = finetune_job(SimpleNamespace(task=w.task, pair=w.pair, hp_id=finetune_hp_ids(w.task)[0]))
+    spec = config["finetune"][w.task]
+    extra = {"arc_mlp": spec["arc_mlp"], "label_mlp": spec["label_mlp"]} if w.task == "parsing" else {}
+    return {"job": job, "grid": [{**c, **extra} for c in xcfg.grid_cells(spec)]}
+
+
+def figure5_inputs(w):
+    """Both monolingual models, the bilingual model, both maps and the task files of one job."""
+    target = pair_langs(w.pair)[1]
+    files = finetune_task_files(w)
+    return {
+        **mono_model_files(SRC),
+        **mono_model_files(target),
+        **bilingual_files(target),
+        "maps_mono": f"{R}/analysis/transfer/maps/mono/{w.pair}.npz",
+        "maps_bilingual": f"{R}/analysis/transfer/maps/bilingual/{w.pair}.npz",
+        "train": files["train"],
+        "en_dev": files["en_dev"],
+        "tgt_test": files["tgt_test"],
+        **segmenter_inputs(*pair_langs(w.pair)),
+    }
+
+
+def maps_inputs(w):
+    """The links of a pair and the model(s) its maps are learnt with."""
+    target = pair_langs(w.pair)[1]
+    models = {**mono_model_files(SRC), **mono_model_files(target)} if w.kind == "mono" else bilingual_files(target)
+    return {"links": f"{R}/analysis/transfer/links/{w.pair}.tsv", **models}
 
 
 def retrieval_inputs(w):
@@ -454,6 +528,22 @@ REPORT_FILES = {
 }
 LEDGER_FILES = {"ledger_md": "compute.md", "ledger_csv": "compute.csv"}
 ANALYSIS_REPORT = {
+    "fig4a_png": "figure4a.png",
+    "fig4a_pdf": "figure4a.pdf",
+    "fig4b_png": "figure4b.png",
+    "fig4b_pdf": "figure4b.pdf",
+    "fig4_csv": "figure4.csv",
+    **(
+        {
+            "fig5_png": "figure5.png",
+            "fig5_pdf": "figure5.pdf",
+            "fig8_png": "figure8.png",
+            "fig8_pdf": "figure8.pdf",
+            "fig5_csv": "figure5.csv",
+        }
+        if FIG5_PAIRS
+        else {}
+    ),
     "fig6_png": "figure6.png",
     "fig6_pdf": "figure6.pdf",
     "fig7_png": "figure7.png",
@@ -536,6 +626,10 @@ REPORT_SHOWN = {
     "vs_csv": (TABLE1_CATEGORY, "table1_vs_paper.rst"),
     "fig_png": (TABLE1_CATEGORY, "figure3.rst"),
     "anchors_md": ("2. Anchor points", "anchors.rst"),
+    "fig4a_png": (SECTION5_CATEGORY, "figure4a.rst"),
+    "fig4b_png": (SECTION5_CATEGORY, "figure4b.rst"),
+    "fig5_png": (SECTION5_CATEGORY, "figure5.rst"),
+    "fig8_png": (SECTION5_CATEGORY, "figure8.rst"),
     "fig6_png": (SECTION5_CATEGORY, "figure6.rst"),
     "fig7_png": (SECTION5_CATEGORY, "figure7.rst"),
     "tables_md": (SECTION5_CATEGORY, "analysis.rst"),
