@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-from xling.report.plotting import pyplot, save_figure
+from xling.report.plotting import pyplot, save_and_close, save_figure
 
 MISSING = "–"
 PAIR_ORDER = ["en-en_prime", "en-fr", "en-de", "en-ru", "en-zh"]  # the paper's column order
@@ -184,18 +184,22 @@ def figure6(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
         for x, v in zip(r["layers"], r["p_at_1"]):
             if v is None:  # missing results are marked, not drawn as zero
                 ax.text(x, 0, "×", ha="center", va="bottom", fontsize=8, color=color)
-    layers = sorted({x for r in results for x in r["layers"]})
+    finish_p1_by_layer(plt, fig, ax, sorted({x for r in results for x in r["layers"]}), "Layer (L0 = embeddings)",
+                       out_png, out_pdf, title)
+
+
+def finish_p1_by_layer(plt, fig, ax, layers: list[int], xlabel: str, out_png: Path, out_pdf: Path,
+                       title: str | None) -> None:
+    """The axes of a P@1-against-layer figure (Figures 4b and 6), then save it and close it."""
     ax.set_xticks(layers, [layer_label(x) for x in layers])
-    ax.set_xlabel("Layer (L0 = embeddings)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("P@1 (%)")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, frameon=False)
     if title:
         ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, out_png, out_pdf)
-    plt.close(fig)
+    save_and_close(plt, fig, out_png, out_pdf)
 
 
 def figure7(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:

@@ -17,6 +17,13 @@ def pyplot():
     return plt
 
 
+def save_and_close(plt, fig, out_png: Path, out_pdf: Path) -> None:
+    """Lay ``fig`` out, write it (``save_figure``) and free it."""
+    fig.tight_layout()
+    save_figure(fig, out_png, out_pdf)
+    plt.close(fig)
+
+
 def save_figure(fig, out_png: Path, out_pdf: Path) -> None:
     """Write ``fig`` as PNG and PDF, each atomically (temp file + rename)."""
     for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):

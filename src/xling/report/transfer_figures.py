@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xling.io import atomic_write
 from xling.report.analysis_figures import PAIR_ORDER, _fmt, _md_table, layer_label
-from xling.report.plotting import pyplot, save_figure
+from xling.report.plotting import pyplot, save_and_close
 
 MODELS = {"mlm_align": "MLM align", "bimlm": "biMLM", "bimlm_w": "biMLM + W"}
 TASK_TITLES = {"ner": "NER (F1)", "parsing": "Parsing (LAS)"}
@@ -74,9 +74,7 @@ def _figure(results: list[dict], models: tuple[str, str], out_png: Path, out_pdf
         ax.legend(fontsize=7, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, out_png, out_pdf)
-    plt.close(fig)
+    save_and_close(plt, fig, out_png, out_pdf)
 
 
 def figure5(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:

@@ -18,8 +18,8 @@ import math
 from pathlib import Path
 
 from xling.io import atomic_write
-from xling.report.analysis_figures import _fmt, _md_table, _ordered, layer_label, pair_label
-from xling.report.plotting import pyplot, save_figure
+from xling.report.analysis_figures import _fmt, _md_table, _ordered, finish_p1_by_layer, layer_label, pair_label
+from xling.report.plotting import pyplot, save_and_close
 
 DIRECTIONS = ("forward", "reverse")
 CSV_FIELDS = ["figure", "pair", "vectors", "layer", "direction", "p_at_1", "train_pairs", "test_sources",
@@ -86,9 +86,7 @@ def figure4a(results: list[dict], out_png: Path, out_pdf: Path, title: str | Non
     ax.legend(fontsize=8, frameon=False, loc="upper right")
     if title:
         ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, out_png, out_pdf)
-    plt.close(fig)
+    save_and_close(plt, fig, out_png, out_pdf)
 
 
 def figure4b(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:
@@ -105,18 +103,8 @@ def figure4b(results: list[dict], out_png: Path, out_pdf: Path, title: str | Non
         ax.plot(ctx["layers"], [s["forward"]["p_at_1"] for s in ctx["mlm"]], marker="o", markersize=4, color=color,
                 label=_direction_label(r, "forward"))
         ax.axhline(ctx["fasttext"]["forward"]["p_at_1"], color=color, linestyle="--", linewidth=1)
-    layers = sorted({x for r in results for x in r["contextual"]["layers"]})
-    ax.set_xticks(layers, [layer_label(x) for x in layers])
-    ax.set_xlabel("Layer (L0 = embeddings); dashed: fastText on the same words")
-    ax.set_ylabel("P@1 (%)")
-    ax.set_ylim(0, 100)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, out_png, out_pdf)
-    plt.close(fig)
+    finish_p1_by_layer(plt, fig, ax, sorted({x for r in results for x in r["contextual"]["layers"]}),
+                       "Layer (L0 = embeddings); dashed: fastText on the same words", out_png, out_pdf, title)
 
 
 def figure4_rows(results: list[dict]) -> list[dict]:
