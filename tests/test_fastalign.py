@@ -1,4 +1,5 @@
-"""fast_align built from its source release (the offline mirror in ../shared/tools), aligning
+"""fast_align built from its source release (the copy the package ships for the testbed, or the
+offline mirror in ../shared/tools), aligning
 hand-made sentence pairs whose links can be checked by eye, atools' grow-diag-final-and, and the
 one-to-one filter."""
 
@@ -15,7 +16,8 @@ from xling.analysis.fastalign import align, build_fast_align, one_to_one, parse_
 from xling.errors import InputError
 
 TOOLS_DIR = Path(__file__).resolve().parents[2] / "shared" / "tools"
-TARBALLS = sorted(TOOLS_DIR.glob("fast_align-*.tar.gz"))
+PACKAGED = Path(__file__).resolve().parents[1] / "src" / "xling" / "data"
+TARBALLS = sorted(PACKAGED.glob("fast_align-*.tar.gz")) + sorted(TOOLS_DIR.glob("fast_align-*.tar.gz"))
 
 
 def test_one_to_one_keeps_links_of_words_with_a_single_link():
