@@ -170,6 +170,32 @@ def test_only_the_new_layers_train_and_the_bottom_stays_frozen(tmp_path):
     assert res["layer"] == 1 and len(res["cells"]) == 1
 
 
+def test_a_grid_gives_each_cell_what_it_gives_alone(tmp_path):
+    """The task data is encoded once for all cells: a cell's result must not depend on its neighbours."""
+    from test_finetune import per_word
+    from test_finetune_real_encoder import files, job, make_ner, tiny_loaded_encoder
+
+    ner = tmp_path / "ner"
+    rng = random.Random(6)
+    for lang in ("en", "fr"):
+        (ner / lang).mkdir(parents=True)
+        for split, n in (("train", 80), ("dev", 30), ("test", 30)):
+            (ner / lang / f"{split}.bio").write_text(make_ner(rng, n), encoding="utf-8")
+    torch.manual_seed(0)
+    enc = tiny_loaded_encoder(False, 0)
+    top = {"dim": 32, "heads": 4, "ffn": 64, "layers": 1, "dropout": 0.1}
+    grid = [{"batch_size": 16, "lr": 3e-3}, {"batch_size": 8, "lr": 1e-3}]
+
+    def run(cells):
+        return run_transfer(job(1), cells, 1, Side(enc, "en", per_word("en")),
+                            {"fr": (Side(enc, "fr", per_word("fr")), ner / "fr" / "test.bio")}, files(ner), top_k=1,
+                            top=top)["cells"]
+
+    together = run(grid)
+    alone = [run([c])[0] for c in grid]
+    assert [(c["en_dev"], c["tgt_test"]) for c in together] == [(c["en_dev"], c["tgt_test"]) for c in alone]
+
+
 def test_bottom_rejects_a_layer_the_model_does_not_have():
     from test_finetune_real_encoder import tiny_loaded_encoder
 

@@ -8,7 +8,6 @@ fast_align is on neither PyPI nor Debian: ``build_fast_align`` compiles its sour
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -18,6 +17,7 @@ from typing import Sequence
 
 from xling.download.extract import safe_extract
 from xling.errors import InputError
+from xling.io import atomic_path
 
 Links = list[tuple[int, int]]
 TOOLS = ("fast_align", "atools")
@@ -31,8 +31,8 @@ def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
 
 
 def build_fast_align(tarball: Path, dest: Path, jobs: int = 1) -> dict[str, Path]:
-    """Compile ``fast_align`` and ``atools`` from the source ``tarball`` into ``dest`` (both
-    binaries appear there only once both are built). Needs cmake and a C++11 compiler."""
+    """Compile ``fast_align`` and ``atools`` from the source ``tarball`` into ``dest`` (each
+    binary appears there whole, once both are built). Needs cmake and a C++11 compiler."""
     tarball, dest = Path(tarball), Path(dest)
     for tool in ("cmake", "make"):
         if shutil.which(tool) is None:
@@ -49,13 +49,9 @@ def build_fast_align(tarball: Path, dest: Path, jobs: int = 1) -> dict[str, Path
               "-DCMAKE_POLICY_VERSION_MINIMUM=3.5"], "cmake (fast_align)")
         _run(["cmake", "--build", str(build), "--target", *TOOLS, "-j", str(max(1, jobs))], "building fast_align")
         dest.mkdir(parents=True, exist_ok=True)
-        staged = []
         for tool in TOOLS:
-            tmp_bin = dest / f".{tool}.{os.getpid()}.tmp"
-            shutil.copy2(build / tool, tmp_bin)
-            staged.append((tmp_bin, dest / tool))
-        for tmp_bin, final in staged:
-            os.replace(tmp_bin, final)
+            with atomic_path(dest / tool) as tmp_bin:
+                shutil.copy2(build / tool, tmp_bin)
     return {tool: dest / tool for tool in TOOLS}
 
 

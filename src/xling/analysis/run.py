@@ -99,7 +99,8 @@ def read_lines(path: Path, n: int) -> list[str]:
     return sents[:n]
 
 
-def _write(out_json: Path, result: dict) -> dict:
+def write_result(out_json: Path, result: dict) -> dict:
+    """A job's JSON result, written atomically; returned for the caller's summary."""
     with atomic_write(out_json) as fh:
         json.dump(result, fh, indent=2, sort_keys=True)
         fh.write("\n")
@@ -136,7 +137,7 @@ def run_retrieval(src: ModelSpec, tgt: ModelSpec, way15_root: Path, tatoeba: tup
                          for l in range(a_en.shape[0])))
     for l, (p, q) in enumerate(zip(aligned, raw)):
         log(f"L{l}: P@1 {p:.1f} (unaligned {q:.1f})")
-    return _write(out_json, {
+    return write_result(out_json, {
         "pair": f"{src.lang}-{tgt.lang}", "source": tgt.lang, "target": src.lang,
         "layers": list(range(a_en.shape[0])), "p_at_1": [float(v) for v in aligned],
         "p_at_1_unaligned": [float(v) for v in raw], "n_train": n_align, "n_test": len(test_x),
@@ -180,7 +181,7 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
         cka[kind] = cka_per_layer(a, b)
         layers = list(range(a.shape[0]))
         log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind])))
-    return _write(out_json, {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])})
+    return write_result(out_json, {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])})
 
 
 # --- Figure 4 ----------------------------------------------------------------------------------
@@ -291,7 +292,7 @@ def run_word_alignment(pair: str, vectors: dict[str, dict[str, Path]], fasttext:
         log(f"L{layer}: P@1 {src}->{tgt} {per_layer[-1]['forward']['p_at_1']:.1f}")
     ctx = {"layers": list(range(n_layers)), "mlm": per_layer,
            "fasttext": align_both_ways(base[src], base[tgt], train, test, norm_steps, k)}
-    return _write(out_json, {
+    return write_result(out_json, {
         "pair": pair, "forward": f"{src}->{tgt}", "reverse": f"{tgt}->{src}",
         "embedding": emb, "contextual": ctx,
         "fasttext_rows": fasttext_rows, "norm_steps": norm_steps, "csls_k": k,

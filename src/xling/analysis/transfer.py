@@ -13,8 +13,8 @@ alignment of two monolingual models, against the bilingual model.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,8 @@ import torch
 from torch import nn
 
 from xling.analysis.align import apply_iterative_normalization, fit_iterative_normalization, procrustes
+from xling.analysis.run import write_result
+from xling.analysis.words import piece_means
 from xling.finetune.text import WordEncoder, WordsToSubwords
 from xling.io import atomic_path, atomic_write
 
@@ -70,14 +72,7 @@ def linked_word_states(encoder, lang: str, sentences: Sequence[Sequence[str]], w
         states = torch.stack(encoder.encode(tokens, lang, padding_mask=tokens.eq(pad)))  # [L+1, B, T, D]
         if result is None:
             result = np.empty((states.shape[0], len(order), states.shape[-1]), dtype=np.float32)
-        # every linked word's pieces summed at once, then divided by their number
-        pos = slot_of_pos.flatten().to(device)
-        keep = pos.ge(0)
-        flat = states.flatten(1, 2)[:, keep].float()
-        sums = torch.zeros((flat.shape[0], len(slots), flat.shape[-1]), device=device)
-        sums.index_add_(1, pos[keep], flat)
-        pieces = torch.bincount(pos[keep], minlength=len(slots)).to(torch.float32)
-        result[:, slots] = (sums / pieces[None, :, None]).cpu().numpy()
+        result[:, slots] = piece_means(states, slot_of_pos, len(slots)).cpu().numpy()
     if result is None:
         raise ValueError("linked_word_states: no linked word to encode")
     return result
@@ -206,16 +201,22 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
 
     log = log or (lambda _m: None)
     t0 = time.time()
+    # The data is encoded once for every cell: it depends on the labels fitted on the training set,
+    # not on the cell's hyperparameters.
+    fitted = TASKS[job.task](dict(grid[0]))
+    d_en = english.encoder.dictionary
+    items, trunc = {}, {}
+    for name in ("train", "en_dev"):
+        items[name], trunc[name] = load_split(job, fitted, name, getattr(files, name), english.lang, d_en,
+                                              english.words_to_subwords, stanford_home)
+    tgt_items = {lang: load_split(job, fitted, "tgt_test", path, side.lang, side.encoder.dictionary,
+                                  side.words_to_subwords, stanford_home)[0] for lang, (side, path) in targets.items()}
     cells = []
     for hp in grid:
         cell_job = dataclasses.replace(job, hp=dict(hp))
         _set_seed(job.seed)
-        task = TASKS[job.task](cell_job.hp)
-        d_en = english.encoder.dictionary
-        items, trunc = {}, {}
-        for name in ("train", "en_dev"):
-            items[name], trunc[name] = load_split(cell_job, task, name, getattr(files, name), english.lang, d_en,
-                                                  english.words_to_subwords, stanford_home)
+        task = copy.copy(fitted)
+        task.hp = cell_job.hp
         top_layers = new_layers(top["dim"], top["heads"], top["ffn"], top["layers"], top["dropout"]).to(device)
         stack = StackedEncoder(Bottom(english.encoder, english.lang, layer, english.means, english.W), top_layers,
                                d_en).to(device)
@@ -224,12 +225,10 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
                            torch.device(device), log)
         en_dev = evaluate(task, stack, head, items["en_dev"], english.lang, device)[task.metric]
         scores = {}
-        for lang, (side, path) in targets.items():
-            tgt_items, _ = load_split(cell_job, task, "tgt_test", path, side.lang, side.encoder.dictionary,
-                                      side.words_to_subwords, stanford_home)
+        for lang, (side, _) in targets.items():
             view = StackedEncoder(Bottom(side.encoder, side.lang, layer, side.means, side.W), top_layers,
                                   side.encoder.dictionary).to(device)
-            scores[lang] = evaluate(task, view, head, tgt_items, side.lang, device)[task.metric]
+            scores[lang] = evaluate(task, view, head, tgt_items[lang], side.lang, device)[task.metric]
         log(f"cell {hp}: en dev {en_dev:.2f}; " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
         cells.append({"hp": dict(hp), "en_dev": en_dev, "tgt_test": scores, "best_epoch": run["best_epoch"]})
     best = sorted(cells, key=lambda c: -c["en_dev"])[:top_k]
@@ -239,13 +238,6 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
         "en_dev": float(np.mean([c["en_dev"] for c in best])), "cells": cells,
         "timing_s": round(time.time() - t0, 3),
     }
-
-
-def write_json(path: Path, result: dict) -> dict:
-    with atomic_write(path) as fh:
-        json.dump(result, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    return result
 
 
 # --- the jobs before training: links and maps ---------------------------------------------------
@@ -372,7 +364,7 @@ def run_figure5(job, grid: list[dict], layer: int, specs: dict, maps: dict[str, 
         log(f"{name}: layer {layer}")
         results[name] = run_transfer(job, grid, layer, english, {tgt: (target, tgt_test)}, files, top_k, top,
                                      device, stanford_home, log)
-    return write_json(out_json, {"pair": f"{src}-{tgt}", "task": job.task, "layer": layer,
+    return write_result(out_json, {"pair": f"{src}-{tgt}", "task": job.task, "layer": layer,
                                  "metric": results[MODELS[0]]["metric"],
                                  "tgt_test": {k: r["tgt_test"][tgt] for k, r in results.items()},
                                  "en_dev": {k: r["en_dev"] for k, r in results.items()}, "models": results})
