@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from xling.analysis.fastalign import align, build_fast_align, one_to_one, parse_links
+from xling.analysis.fastalign import align, build_fast_align, find_cmake, one_to_one, parse_links
 from xling.errors import InputError
 
 TOOLS_DIR = Path(__file__).resolve().parents[2] / "shared" / "tools"
@@ -36,7 +36,7 @@ def test_parse_links_names_the_bad_line(tmp_path):
 def tools(tmp_path_factory):
     if not TARBALLS:
         pytest.skip(f"no fast_align source tarball in {TOOLS_DIR}")
-    if not (shutil.which("cmake") and (shutil.which("g++") or shutil.which("c++"))):
+    if not (find_cmake() and (shutil.which("g++") or shutil.which("c++"))):
         pytest.skip("building fast_align needs cmake and a C++ compiler")
     return build_fast_align(TARBALLS[0], tmp_path_factory.mktemp("bin") / "fast_align")
 
@@ -104,7 +104,7 @@ def test_a_broken_archive_is_a_clear_error(tmp_path):
     (tmp_path / "junk" / "README").write_text("not a source tree")
     with tarfile.open(bad, "w:gz") as tf:
         tf.add(tmp_path / "junk", arcname="junk")
-    if shutil.which("cmake") is None:
+    if find_cmake() is None:
         pytest.skip("needs cmake")
     with pytest.raises(InputError, match="CMakeLists.txt"):
         build_fast_align(bad, tmp_path / "bin")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -30,13 +31,18 @@ def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
     return res
 
 
+def find_cmake() -> str | None:
+    """cmake on PATH, or the one pip installs beside the interpreter (not always on PATH)."""
+    return shutil.which("cmake") or shutil.which("cmake", path=str(Path(sys.executable).parent))
+
+
 def build_fast_align(tarball: Path, dest: Path, jobs: int = 1) -> dict[str, Path]:
     """Compile ``fast_align`` and ``atools`` from the source ``tarball`` into ``dest`` (each
     binary appears there whole, once both are built). Needs cmake and a C++11 compiler."""
     tarball, dest = Path(tarball), Path(dest)
-    for tool in ("cmake", "make"):
-        if shutil.which(tool) is None:
-            raise RuntimeError(f"building fast_align needs {tool!r} on PATH (e.g. apt-get install cmake g++ make)")
+    cmake = find_cmake()
+    if cmake is None or shutil.which("make") is None:
+        raise RuntimeError("building fast_align needs cmake and make (pip install cmake; apt-get install g++ make)")
     with tempfile.TemporaryDirectory(prefix="fast_align.") as tmp:
         src = safe_extract(tarball, Path(tmp) / "src")
         tops = [p for p in src.iterdir() if p.is_dir()]
@@ -45,9 +51,9 @@ def build_fast_align(tarball: Path, dest: Path, jobs: int = 1) -> dict[str, Path
                              ", ".join(sorted(p.name for p in src.iterdir())))
         build = Path(tmp) / "build"
         # its CMakeLists asks for cmake 2.8, which cmake 4 refuses without this policy floor
-        _run(["cmake", "-S", str(tops[0]), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+        _run([cmake, "-S", str(tops[0]), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
               "-DCMAKE_POLICY_VERSION_MINIMUM=3.5"], "cmake (fast_align)")
-        _run(["cmake", "--build", str(build), "--target", *TOOLS, "-j", str(max(1, jobs))], "building fast_align")
+        _run([cmake, "--build", str(build), "--target", *TOOLS, "-j", str(max(1, jobs))], "building fast_align")
         dest.mkdir(parents=True, exist_ok=True)
         for tool in TOOLS:
             with atomic_path(dest / tool) as tmp_bin:
