@@ -98,7 +98,7 @@ def run(args, tmp: Path) -> dict:
     pre = dict(TINY_PRETRAIN, batch_size_per_gpu=args.batch, warmup_updates=1000, precision="fp16")
     setting = {"separate": {"embeddings": args.sep_emb, "layers": 0}}
     cmd = fairseq_train_command(data, tmp / "ck", setting, model_cfg, pre, ["en", "fr"],
-                                n_gpus=1 if cuda else 0, cpu=not cuda)
+                                n_gpus=1 if cuda else 0, cpu=not cuda, seed=1)
     cfg, task, trainer = build_trainer(cmd)
     itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
     n_batches = args.warmup + args.steps * args.rounds

@@ -135,7 +135,7 @@ def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
         binarize_variant(out / "dict.txt", {"en": bpe / "en.train.v2.bpe"}, out / "v2")
 
     cmd = fairseq_train_command([out, out / "v1"], tmp_path / "ck", {"separate": {"embeddings": False, "layers": 0}},
-                                dict(TINY_MODEL, tokens_per_sample=16), TINY_PRETRAIN, ["en", "fr"], 0, True)
+                                dict(TINY_MODEL, tokens_per_sample=16), TINY_PRETRAIN, ["en", "fr"], 0, True, 1)
     assert cmd[1] == data_path([out, out / "v1"])
     _, task, _, _ = build(cmd)
 

@@ -63,6 +63,15 @@ def test_every_pretraining_job_is_planned():
     assert "default/en-de" in names and "sep_emb/en-en_prime" in names and "mono/en_prime" in names
 
 
+def test_each_seed_is_a_job_of_the_same_model():
+    three = xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"pretrain": [1, 2, 3]}})
+    jobs = budget.pretrain_jobs(three)
+    assert len(jobs) == 30 * 3 + 2 + 6
+    reps = [j for j in jobs if j.model == "default/en-fr"]
+    assert [j.name for j in reps] == ["default/en-fr/seed1", "default/en-fr/seed2", "default/en-fr/seed3"]
+    assert next(j for j in jobs if j.model == "default/en-de").name == "default/en-de/seed1"  # trained once
+
+
 def test_budget_cli_prints_updates_and_tokens(capsys):
     assert budget.main(["--config", str(REPO / "config" / "config.yaml")]) == 0
     out = capsys.readouterr().out

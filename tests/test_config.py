@@ -103,8 +103,27 @@ def test_analysis_targets():
     # Figure 7's bilingual models: every Section 5 pair (en-de too) and en-en' with separate embeddings
     assert xcfg.figure7_pairs(PAPER) == ["en-en_prime", "en-fr", "en-de", "en-ru", "en-zh"]
     extra = xcfg.bilingual_models(PAPER)[30:]
-    assert extra == [("sep_emb", "en-en_prime"), ("default", "en-de")]
+    assert extra == [("sep_emb", "en-en_prime", 1), ("default", "en-de", 1)]
     assert xcfg.data_pairs(PAPER) == ["en-fr", "en-ru", "en-zh", "en-de"]
+
+
+def test_seeds_replicate_table1_only():
+    three = xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"pretrain": [5, 6, 7], "finetune": [1, 2]}})
+    xcfg.validate(three)
+    models = xcfg.bilingual_models(three)
+    assert len(models) == 30 * 3 + 2  # Table 1 once per seed; Figure 7's extra models once
+    assert [m for m in models if m[:2] == ("default", "en-fr")] == [("default", "en-fr", s) for s in (5, 6, 7)]
+    assert models[-2:] == [("sep_emb", "en-en_prime", 5), ("default", "en-de", 5)]  # the first seed
+    assert xcfg.pretrain_seed(three) == 5 and xcfg.finetune_seed(three) == 1
+
+
+def test_seeds_are_checked():
+    with pytest.raises(ConfigError, match="seeds.pretrain"):
+        xcfg.validate(xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"pretrain": []}}))
+    with pytest.raises(ConfigError, match="seeds.finetune"):
+        xcfg.validate(xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"finetune": [1, 1]}}))
+    with pytest.raises(ConfigError, match="en_prime_seed.*must differ"):
+        xcfg.validate(xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"pretrain": [2]}}))
 
 
 def test_en_prime_from_one_source_only():

@@ -21,7 +21,7 @@ def data_dir(tmp_path_factory):
 def make_task(data_dir, tmp_path, sep_emb, one_language_batches=True):
     setting = {"separate": {"embeddings": sep_emb, "layers": 0}}
     pre = dict(TINY_PRETRAIN, one_language_batches=one_language_batches)
-    cmd = fairseq_train_command(data_dir, tmp_path / "ck", setting, TINY_MODEL, pre, ["en", "fr"], 0, True)
+    cmd = fairseq_train_command(data_dir, tmp_path / "ck", setting, TINY_MODEL, pre, ["en", "fr"], 0, True, 1)
     return build(cmd)[1]
 
 

@@ -38,7 +38,7 @@ JOB = """
 import json, sys
 from xling.pretrain.run import pretrain_job
 a = json.loads(sys.argv[1])
-pretrain_job(a["data"], a["done"], a["setting"], a["model"], a["pretrain"], ["en", "fr"], gpus=0, threads=2)
+pretrain_job(a["data"], a["done"], a["setting"], a["model"], a["pretrain"], ["en", "fr"], gpus=0, seed=1, threads=2)
 """
 
 

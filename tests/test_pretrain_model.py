@@ -22,7 +22,7 @@ def data_dir(tmp_path_factory):
 
 def build_setting(data_dir, tmp_path, emb, layers):
     setting = {"separate": {"embeddings": emb, "layers": layers}}
-    cmd = fairseq_train_command(data_dir, tmp_path, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 0, True)
+    cmd = fairseq_train_command(data_dir, tmp_path, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 0, True, 1)
     return build(cmd)
 
 

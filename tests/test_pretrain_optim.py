@@ -46,7 +46,7 @@ def test_fp16_training_path_steps(tmp_path, monkeypatch):
     data = write_toy_data(tmp_path / "bin", ["en", "fr"], n_train=100, seed=4)
     model = dict(TINY_MODEL, layers=4, dim=32, ffn_dim=64, tokens_per_sample=32)
     cmd = fairseq_train_command(data, tmp_path / "ck", {"separate": {"embeddings": True, "layers": 1}}, model,
-                                dict(TINY_PRETRAIN, precision="fp16"), ["en", "fr"], n_gpus=1, cpu=False)
+                                dict(TINY_PRETRAIN, precision="fp16"), ["en", "fr"], n_gpus=1, cpu=False, seed=1)
     assert "--fp16" in cmd
     cfg, task, trainer = build_trainer(cmd)
     itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)

@@ -32,7 +32,7 @@ def data_dir(tmp_path_factory):
 
 
 def command(data_dir, save_dir):
-    return fairseq_train_command(data_dir, save_dir, SETTING, MODEL, PRETRAIN, ["en", "fr"], 0, True)
+    return fairseq_train_command(data_dir, save_dir, SETTING, MODEL, PRETRAIN, ["en", "fr"], 0, True, 1)
 
 
 def test_uninterrupted_and_killed_runs_end_alike(data_dir, tmp_path):

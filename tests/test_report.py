@@ -34,7 +34,7 @@ def finetune_dir(tmp_path):
     root = tmp_path / "finetune"
     for (setting, pair, task), cells in CELLS.items():
         for i, (dev, test) in enumerate(cells):
-            p = root / setting / pair / task / f"bs{i}_lr1e-05" / "result.json"
+            p = root / setting / pair / "seed1" / task / f"bs{i}_lr1e-05" / "seed1" / "result.json"
             p.parent.mkdir(parents=True)
             p.write_text(json.dumps({"en_dev": dev, "tgt_test": test, "task": task}), encoding="utf-8")
     return root
@@ -108,8 +108,8 @@ def test_published_copy_matches_reference():
 
 
 def test_bad_result_names_file(finetune_dir, tmp_path):
-    bad = finetune_dir / "default" / "en-fr" / "xnli" / "bs9" / "result.json"
-    bad.parent.mkdir()
+    bad = finetune_dir / "default" / "en-fr" / "seed1" / "xnli" / "bs9" / "seed1" / "result.json"
+    bad.parent.mkdir(parents=True)
     bad.write_text('{"en_dev": "n/a", "tgt_test": 1}', encoding="utf-8")
     with pytest.raises(InputError, match="result.json.*en_dev"):
         build_report(finetune_dir, tmp_path / "r", SETTINGS, LABELS, PAIRS, TASKS)
@@ -128,7 +128,7 @@ def test_report_workflow_script(finetune_dir, tmp_path):
     files = ["table1.md", "table1.csv", "table1.tex", "table1_vs_paper.md", "table1_vs_paper.csv",
              "figure3.png", "figure3.pdf"]
     sm = SimpleNamespace(
-        input=Namedlist(fromdict={"results": [str(p) for p in sorted(finetune_dir.glob("*/*/*/*/result.json"))]}),
+        input=Namedlist(fromdict={"results": [str(p) for p in sorted(finetune_dir.glob("*/*/*/*/*/*/result.json"))]}),
         output=Namedlist(fromdict={n: str(out / f) for n, f in zip(names, files)}),
         params=Namedlist(fromdict={"settings": SETTINGS, "labels": LABELS, "pairs": PAIRS, "tasks": TASKS,
                                    "top_k": 2, "baseline": "default", "source": "en", "note": "",

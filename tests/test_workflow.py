@@ -80,7 +80,22 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     assert counts["analysis_report"] == 1
     # transformers exports: the 5 rows whose parts are all shared x 3 pairs, en-de, 6 monolingual
     assert counts["export_hf"] == 5 * 3 + 1 + 6
-    assert counts["compute_ledger"] == 1
+    assert counts["compute_ledger"] == 1 and counts["findings"] == 1
+
+
+def test_seeds_replicate_table1_and_nothing_else(tmp_path, licensed_config):
+    """seeds: 3 pretraining x 2 fine-tuning seeds: every Table 1 model three times, every grid cell
+    six times; Section 5's models, exports and figures once; one findings table."""
+    seeds = tmp_path / "seeds.yaml"
+    seeds.write_text(yaml.safe_dump({"seeds": {"pretrain": [1, 3, 4], "finetune": [1, 2]}}))
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), str(seeds), "--", "all")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = job_counts(proc.stdout)
+    assert counts["pretrain"] == 30 * 3 + 2 and counts["pretrain_mono"] == 6
+    assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) * 3 * 2
+    assert counts["transfer"] == 2 * 3 * 9 and counts["export_hf"] == 5 * 3 + 1 + 6
+    assert counts["findings"] == 1 and counts["report"] == 1
+    assert "results/paper/finetune/sep_l1_3/en-ru/seed4/ner/bs32_lr5e-05/seed2/result.json" in proc.stdout
 
 
 def test_missing_licensed_corpus_leaves_out_only_its_cells(tmp_path):
@@ -173,7 +188,7 @@ def test_demo_slice_end_to_end(slice_run):
     # span F1 of a tagger that learnt nothing is ~0; the testbed's entities are learnable
     assert result["en_dev"] > 50, result
     assert 0 <= result["tgt_test"] <= 100
-    done = json.loads((tmp_path / "results/slice/pretrain/default/en-fr/done.json").read_text())
+    done = json.loads((tmp_path / "results/slice/pretrain/default/en-fr/seed1/done.json").read_text())
     assert done["updates"] == 40
     assert set(done["valid_ppl"]) == {"en", "fr"}
     # Figure 6's job: the two monolingual models aligned on the 15-way rows, Tatoeba retrieval
@@ -211,7 +226,7 @@ def _export_matches_the_model(run: Path) -> None:
     from xling.pretrain.loader import load_encoder
 
     export = run / "hf/default/en-fr"
-    ours = load_encoder(run / "pretrain/default/en-fr/checkpoint_best.pt", run / "bin/default/en-fr/dict.txt")
+    ours = load_encoder(run / "pretrain/default/en-fr/seed1/checkpoint_best.pt", run / "bin/default/en-fr/dict.txt")
     model, tokenizer = AutoModelForMaskedLM.from_pretrained(export).eval(), AutoTokenizer.from_pretrained(export)
     for lang in ("en", "fr"):
         lines = (run / f"corpus/{lang}/wiki.test.txt").read_text(encoding="utf-8").splitlines()[:8]

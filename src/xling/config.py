@@ -144,6 +144,9 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     for lang in cfg["monolingual"]["languages"]:
         if lang not in langs:
             yield f"config key 'monolingual.languages': {lang!r} is not in languages ({', '.join(langs)})"
+    if cfg["monolingual"]["en_prime_seed"] == pretrain_seed(cfg):
+        yield (f"config key 'monolingual.en_prime_seed': {cfg['monolingual']['en_prime_seed']} is the seed of "
+               f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
     n_layers = cfg["model"]["layers"]
     for name, s in cfg["settings"].items():
         if s["separate"]["layers"] >= n_layers:
@@ -272,23 +275,34 @@ def figure7_pairs(cfg: dict) -> list[str]:
     return pairs
 
 
-def bilingual_models(cfg: dict) -> list[tuple[str, str]]:
-    """(setting, pair) of every bilingual pretraining job: Table 1's settings x pairs, then
-    Figure 7's bilingual models that Table 1 does not train (en-de; en-en_prime with
-    analysis.prime_setting's parameter sharing)."""
-    out = [(s, p) for s in cfg["settings"] for p in cfg["pairs"]]
+def pretrain_seed(cfg: dict) -> int:
+    """The seed of every model pretrained once (Section 5's), the first of Table 1's."""
+    return int(cfg["seeds"]["pretrain"][0])
+
+
+def finetune_seed(cfg: dict) -> int:
+    """The seed of every task model trained once (Figure 5's), the first of Table 1's."""
+    return int(cfg["seeds"]["finetune"][0])
+
+
+def bilingual_models(cfg: dict) -> list[tuple[str, str, int]]:
+    """(setting, pair, seed) of every bilingual pretraining job: Table 1's settings x pairs x
+    pretraining seeds, then Figure 7's bilingual models that Table 1 does not train (en-de;
+    en-en_prime with analysis.prime_setting's parameter sharing), once, with the first seed."""
+    seeds = [int(x) for x in cfg["seeds"]["pretrain"]]
+    out = [(s, p, seed) for s in cfg["settings"] for p in cfg["pairs"] for seed in seeds]
     a = cfg["analysis"]
     for pair in figure7_pairs(cfg):
         setting = a["prime_setting"] if is_prime(pair) else a["bilingual_setting"]
-        if (setting, pair) not in out:
-            out.append((setting, pair))
+        if (setting, pair, seeds[0]) not in out:
+            out.append((setting, pair, seeds[0]))
     return out
 
 
 def data_pairs(cfg: dict) -> list[str]:
     """Pairs whose BPE and binarised data the workflow builds (en-en_prime reuses the
     monolingual English data instead)."""
-    return list(dict.fromkeys(p for _, p in bilingual_models(cfg) if not is_prime(p)))
+    return list(dict.fromkeys(p for _, p, _ in bilingual_models(cfg) if not is_prime(p)))
 
 
 def digest(obj: Any) -> str:

@@ -79,5 +79,5 @@ TINY_PRETRAIN = fill_defaults({"pretrain": dict(
     optimizer="adam", adam_betas=[0.9, 0.98], adam_eps=1e-8, weight_decay=0.0, clip_norm=0.0, lr=1e-3,
     lr_scheduler="inverse_sqrt", warmup_updates=10, batch_size_per_gpu=16, batch_gpus=1,
     streams_per_epoch_per_gpu=160, max_epoch=2, mask_prob=0.15, leave_unmasked_prob=0.1, random_token_prob=0.1,
-    sampling_alpha=0.7, one_language_batches=True, precision="fp16", seed=1, log_interval=5,
+    sampling_alpha=0.7, one_language_batches=True, precision="fp16", log_interval=5,
     save_interval_updates=5, keep_interval_updates=1)})["pretrain"]

@@ -47,7 +47,10 @@ USE_TESTBED = "testbed" in config
 TESTBED_MIRROR = f"{R}/testbed/mirror"  # the demo's offline mirror of every download
 # every bilingual pretraining job (Table 1, and Figure 7's en-de and en-en' models), and the pairs
 # whose BPE and binarised data are built for them
-BILINGUAL = xcfg.bilingual_models(config)
+BILINGUAL = xcfg.bilingual_models(config)  # (setting, pair, seed)
+PSEEDS = [int(x) for x in config["seeds"]["pretrain"]]  # Table 1's pretraining replicates
+FSEEDS = [int(x) for x in config["seeds"]["finetune"]]  # and fine-tuning replicates of each
+PSEED0, FSEED0 = xcfg.pretrain_seed(config), xcfg.finetune_seed(config)  # of models trained once
 DATA_PAIRS = xcfg.data_pairs(config)
 DATA_TARGETS = [xcfg.pair_langs(p)[1] for p in DATA_PAIRS]
 CS_VARIANTS = int(config["codeswitch"]["variants"])
@@ -56,7 +59,9 @@ BPE_SPLITS = ("train", "valid", "test")
 
 wildcard_constraints:
     setting="|".join(SETTINGS),
-    pair="|".join(dict.fromkeys(p for _, p in BILINGUAL)),
+    pair="|".join(dict.fromkeys(p for _, p, _ in BILINGUAL)),
+    pseed=r"\d+",
+    fseed=r"\d+",
     lang="[a-z]{2,3}",
     task="|".join(TASKS),
     resource="[a-z0-9_]+",
@@ -279,7 +284,7 @@ def pretrain_data_dirs(w):
 
 
 def pretrain_targets():
-    return [f"{R}/pretrain/{s}/{p}/done.json" for s, p in BILINGUAL] + [
+    return [f"{R}/pretrain/{s}/{p}/seed{seed}/done.json" for s, p, seed in BILINGUAL] + [
         f"{R}/pretrain/mono/{m}/done.json" for m in MONO
     ]
 
@@ -305,7 +310,8 @@ def finetune_task_files(w):
 
 
 def finetune_job(w):
-    """xling.finetune.FinetuneJob of one grid cell (the parser's MLP sizes travel with its cell)."""
+    """xling.finetune.FinetuneJob of one grid cell and fine-tuning seed (the parser's MLP sizes
+    travel with its cell)."""
     ft, spec = config["finetune"], config["finetune"][w.task]
     hp = dict(xcfg.cell_from_id(spec, w.hp_id))
     if w.task == "parsing":
@@ -321,7 +327,7 @@ def finetune_job(w):
         "schedule": spec["schedule"],
         "warmup_fraction": spec["warmup_fraction"],
         "max_seq_len": ft["max_seq_len"],
-        "seed": ft["seed"],
+        "seed": int(w.fseed),
         "max_train_examples": spec["max_train_examples"],
         "max_eval_examples": ft["max_eval_examples"],
         "tokenize": tokenize_params(src, tgt),
@@ -334,14 +340,27 @@ def finetune_runs(task, pair):
 
 
 def finetune_cells():
-    """(setting, pair, task, hp_id) of every fine-tuning job of Table 1."""
+    """(setting, pair, task, hp_id, pretraining seed, fine-tuning seed) of every fine-tuning job of Table 1."""
     return [
-        (s, p, t, h) for s in SETTINGS for p in PAIRS for t in TASKS if finetune_runs(t, p) for h in finetune_hp_ids(t)
+        (s, p, t, h, ps, fs)
+        for s in SETTINGS
+        for p in PAIRS
+        for t in TASKS
+        if finetune_runs(t, p)
+        for h in finetune_hp_ids(t)
+        for ps in PSEEDS
+        for fs in FSEEDS
     ]
 
 
+def finetune_result(s, p, t, h, ps, fs):
+    """Where one fine-tuning job writes: under its pretrained model (setting, pair, its seed), then
+    task, grid cell and fine-tuning seed."""
+    return f"{R}/finetune/{s}/{p}/seed{ps}/{t}/{h}/seed{fs}/result.json"
+
+
 def finetune_results():
-    return [f"{R}/finetune/{s}/{p}/{t}/{h}/result.json" for s, p, t, h in finetune_cells()]
+    return [finetune_result(*cell) for cell in finetune_cells()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -378,13 +397,13 @@ def bilingual_files(target):
         return {}
     if xcfg.is_prime(target):  # English data under two language ids, English BPE
         return {
-            "bi_checkpoint": f"{R}/pretrain/{AN['prime_setting']}/{pair}/checkpoint_best.pt",
+            "bi_checkpoint": f"{R}/pretrain/{AN['prime_setting']}/{pair}/seed{PSEED0}/checkpoint_best.pt",
             "bi_dictionary": f"{R}/bin/mono/{pair}/dict.txt",
             "bi_bpe": f"{R}/bpe/mono/{SRC}/bpe.json",
         }
     s = AN["bilingual_setting"]
     return {
-        "bi_checkpoint": f"{R}/pretrain/{s}/{pair}/checkpoint_best.pt",
+        "bi_checkpoint": f"{R}/pretrain/{s}/{pair}/seed{PSEED0}/checkpoint_best.pt",
         "bi_dictionary": f"{R}/bin/{canonical(s)}/{pair}/dict.txt",
         "bi_bpe": f"{R}/bpe/{canonical(s)}/{pair}/bpe.json",
     }
@@ -436,7 +455,7 @@ def figure5_results():
 def figure5_job(w):
     """The xling.finetune.FinetuneJob fields of a Figure 5 job (Table 1's recipe for the task; its
     hp is each grid cell in turn), and the grid itself."""
-    job = finetune_job(SimpleNamespace(task=w.task, pair=w.pair, hp_id=finetune_hp_ids(w.task)[0]))
+    job = finetune_job(SimpleNamespace(task=w.task, pair=w.pair, hp_id=finetune_hp_ids(w.task)[0], fseed=FSEED0))
     spec = config["finetune"][w.task]
     extra = {"arc_mlp": spec["arc_mlp"], "label_mlp": spec["label_mlp"]} if w.task == "parsing" else {}
     return {"job": job, "grid": [{**c, **extra} for c in xcfg.grid_cells(spec)]}
@@ -489,7 +508,8 @@ def shares_everything(setting_name):
     return not sep["embeddings"] and int(sep["layers"]) == 0
 
 
-HF_BILINGUAL = [(s, p) for s, p in BILINGUAL if shares_everything(s)]
+# Exported once per model: its first seed's replicate
+HF_BILINGUAL = [(s, p) for s, p, seed in BILINGUAL if seed == PSEED0 and shares_everything(s)]
 
 
 def hf_export_inputs(w):
@@ -498,7 +518,7 @@ def hf_export_inputs(w):
         return {k.removeprefix(f"{w.model}_"): v for k, v in mono_model_files(w.model).items()}
     prime = xcfg.is_prime(w.model)
     return {
-        "checkpoint": f"{R}/pretrain/{w.setting}/{w.model}/checkpoint_best.pt",
+        "checkpoint": f"{R}/pretrain/{w.setting}/{w.model}/seed{PSEED0}/checkpoint_best.pt",
         "dictionary": f"{pretrain_data_dir(w.setting, w.model)}/dict.txt",
         "bpe": f"{R}/bpe/mono/{SRC}/bpe.json" if prime else f"{R}/bpe/{canonical(w.setting)}/{w.model}/bpe.json",
     }
@@ -527,6 +547,7 @@ REPORT_FILES = {
     "fig_pdf": "figure3.pdf",
 }
 LEDGER_FILES = {"ledger_md": "compute.md", "ledger_csv": "compute.csv"}
+FINDINGS_FILES = {"findings_md": "findings.md", "findings_csv": "findings.csv"}
 ANALYSIS_REPORT = {
     "fig4a_png": "figure4a.png",
     "fig4a_pdf": "figure4a.pdf",
@@ -557,9 +578,9 @@ ANALYSIS_REPORT = {
 
 # Benchmark files of the rules the ledger counts (their `benchmark:`), as wildcard patterns
 BENCH_FILES = {
-    "pretrain": f"{BENCH}/pretrain/{{setting}}/{{pair}}.tsv",
+    "pretrain": f"{BENCH}/pretrain/{{setting}}/{{pair}}/seed{{pseed}}.tsv",
     "pretrain_mono": f"{BENCH}/pretrain/mono/{{mono}}.tsv",
-    "finetune": f"{BENCH}/finetune/{{setting}}/{{pair}}/{{task}}/{{hp_id}}.tsv",
+    "finetune": f"{BENCH}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{{task}}/{{hp_id}}/seed{{fseed}}.tsv",
     "bpe": f"{BENCH}/bpe/{{setting}}/{{src}}-{{tgt}}.tsv",
     "bpe_mono": f"{BENCH}/bpe/mono/{{lang}}.tsv",
 }
@@ -576,15 +597,17 @@ def ledger_job(output, rule, family, model=(None, None), **wildcards):
 def ledger_jobs():
     """Pretraining (bilingual, monolingual), fine-tuning and BPE jobs, as ledger_job pairs."""
     jobs = [
-        ledger_job(f"{R}/pretrain/{s}/{p}/done.json", "pretrain", "pretrain", (s, p), setting=s, pair=p)
-        for s, p in BILINGUAL
+        ledger_job(
+            f"{R}/pretrain/{s}/{p}/seed{ps}/done.json", "pretrain", "pretrain", (s, p), setting=s, pair=p, pseed=ps
+        )
+        for s, p, ps in BILINGUAL
     ]
     jobs += [
         ledger_job(f"{R}/pretrain/mono/{m}/done.json", "pretrain_mono", "pretrain", ("mono", m), mono=m) for m in MONO
     ]
     jobs += [
         ledger_job(
-            f"{R}/finetune/{s}/{p}/{t}/{h}/result.json",
+            finetune_result(s, p, t, h, ps, fs),
             "finetune",
             "finetune",
             (s, p),
@@ -592,10 +615,12 @@ def ledger_jobs():
             pair=p,
             task=t,
             hp_id=h,
+            pseed=ps,
+            fseed=fs,
         )
-        for s, p, t, h in finetune_cells()
+        for s, p, t, h, ps, fs in finetune_cells()
     ]
-    bpe_dirs = dict.fromkeys((canonical(s), p) for s, p in BILINGUAL if not xcfg.is_prime(p))
+    bpe_dirs = dict.fromkeys((canonical(s), p) for s, p, _ in BILINGUAL if not xcfg.is_prime(p))
     jobs += [
         ledger_job(f"{R}/bpe/{s}/{p}/bpe.json", "bpe", "bpe", setting=s, src=pair_langs(p)[0], tgt=pair_langs(p)[1])
         for s, p in bpe_dirs
@@ -608,9 +633,13 @@ def ledger_jobs():
 
 
 def planned_pretrain_hours():
-    """The budget's hours per pretrained model (no margin) and the throughput they assume."""
+    """The budget's hours per pretrained model, all its seeds together (no margin), and the
+    throughput they assume."""
     rate = planned_rate(config, pretrain_device(config))
-    return {e.job.name: round(e.hours, 4) for e in pretrain_estimates(config, rate, margin=1.0)}, rate.basis
+    hours = {}
+    for e in pretrain_estimates(config, rate, margin=1.0):
+        hours[e.job.model] = hours.get(e.job.model, 0.0) + e.hours
+    return {k: round(v, 4) for k, v in hours.items()}, rate.basis
 
 
 LEDGER_JOBS = ledger_jobs()
@@ -623,6 +652,7 @@ TABLE1_CATEGORY = "1. Table 1: zero-shot transfer"
 SECTION5_CATEGORY = "3. Section 5: monolingual models"
 REPORT_SHOWN = {
     "table1_csv": (TABLE1_CATEGORY, "table1.rst"),
+    "findings_csv": ("0. Findings: the paper's claims", "findings.rst"),
     "vs_csv": (TABLE1_CATEGORY, "table1_vs_paper.rst"),
     "fig_png": (TABLE1_CATEGORY, "figure3.rst"),
     "anchors_md": ("2. Anchor points", "anchors.rst"),
@@ -657,5 +687,6 @@ def all_targets():
         *((f"{R}/report/{v}" for v in ANALYSIS_REPORT.values()) if AN_TARGETS else ()),
         f"{R}/report/anchors.md",
         *(f"{R}/report/{v}" for v in LEDGER_FILES.values()),
+        *(f"{R}/report/{v}" for v in FINDINGS_FILES.values()),
         *hf_export_targets(),
     ]

@@ -12,7 +12,7 @@ rule export_hf:
         f"{LOGS}/export/{{setting}}/{{model}}.log",
     wildcard_constraints:
         setting="|".join(["mono", *SETTINGS]),
-        model="|".join(dict.fromkeys([*(p for _, p in BILINGUAL), *MONO])),
+        model="|".join(dict.fromkeys([*(p for _, p, _ in BILINGUAL), *MONO])),
     conda:
         "../../envs/fairseq.yaml"
     threads: 1

@@ -28,6 +28,37 @@ rule report:
         "../scripts/report.py"
 
 
+rule findings:
+    """One row per claim of the paper with our number, its 95% interval and whether it holds."""
+    input:
+        results=finetune_results(),
+        retrieval=[f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
+        cka=[f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
+    output:
+        **reported({k: f"{R}/report/{v}" for k, v in FINDINGS_FILES.items()}),
+    log:
+        f"{LOGS}/report/findings.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        settings=SETTINGS,
+        labels={s: config["settings"][s]["label"] for s in SETTINGS},
+        separate={s: config["settings"][s]["separate"] for s in SETTINGS},
+        pairs=PAIRS,
+        tasks=TASKS,
+        top_k=config["finetune"]["top_k"],
+        baseline="default",
+        source=SRC,
+        unavailable={"ner": {l: f"needs licensed data: {why}" for l, why in NER_UNAVAILABLE.items()}},
+        cka_order=[f"{SRC}-{t}" for t in AN_TARGETS],
+        note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
+    script:
+        "../scripts/findings.py"
+
+
 rule compute_ledger:
     """What the run cost per rule and per model, beside the pretraining hours the budget planned.
     The benchmark files are read beside the declared outputs (see xling.report.ledger for why

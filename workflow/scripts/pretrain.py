@@ -3,7 +3,7 @@ last checkpoint when it was stopped (xling.pretrain.run.pretrain_job).
 
 input:  dictionary = <data dir>/dict.txt; copies = the code-switched copies' training data
 params: data_dirs (the first holds dictionary and validation data), setting, model, pretrain,
-        languages (source first), seed (None: pretrain.seed)
+        languages (source first), seed
 output: done = done.json, best = checkpoint_best.pt
 """
 
@@ -24,7 +24,7 @@ def main(sm) -> dict:
         languages=list(sm.params.languages),
         # `gpu`: the name res() gives it for snakemake-executor-plugin-slurm
         gpus=int(sm.resources.get("gpu", 0) or 0),
-        seed=sm.params.seed,
+        seed=int(sm.params.seed),
         threads=int(sm.threads),
         job_log=sm.log[0] if sm.log else None,
     )

@@ -104,8 +104,13 @@ def rate_from_benchmark(path: str | Path) -> Rate:
 
 @dataclass(frozen=True)
 class PretrainJob:
-    name: str  # "default/en-fr", "mono/en_prime"
+    name: str  # "default/en-fr" ("default/en-fr/seed2" with several seeds), "mono/en_prime"
     vocab: int  # estimated vocabulary (the softmax's share of the FLOPs)
+    model: str = ""  # what the replicates of one model share: "default/en-fr"; "" = the name
+
+    def __post_init__(self):
+        if not self.model:
+            object.__setattr__(self, "model", self.name)
 
 
 def _vocab(mode: str, merges: int, n_languages: int) -> int:
@@ -115,14 +120,16 @@ def _vocab(mode: str, merges: int, n_languages: int) -> int:
 
 
 def pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
-    """Every pretraining job of the run: Table 1's, Figure 7's extra bilingual models and the
-    monolingual models of Section 5."""
+    """Every pretraining job of the run: Table 1's (one per seed), Figure 7's extra bilingual
+    models and the monolingual models of Section 5."""
     jobs = []
     mono_merges = int(config["monolingual"]["bpe_merges"])
-    for setting, pair in xcfg.bilingual_models(config):
+    replicated = len(config["seeds"]["pretrain"]) > 1
+    for setting, pair, seed in xcfg.bilingual_models(config):
         s = config["settings"][setting]
         vocab = mono_merges if xcfg.is_prime(pair) else _vocab(s["bpe"], int(s["merges"]), 2)
-        jobs.append(PretrainJob(f"{setting}/{pair}", vocab))
+        model = f"{setting}/{pair}"
+        jobs.append(PretrainJob(f"{model}/seed{seed}" if replicated else model, vocab, model))
     jobs += [PretrainJob(f"mono/{m}", mono_merges) for m in xcfg.monolingual_models(config)]
     return jobs
 

@@ -37,13 +37,13 @@ def fairseq_train_command(
     languages: list[str],
     n_gpus: int,
     cpu: bool,
-    seed: int | None = None,
+    seed: int,
     num_workers: int = 0,
     cpu_processes: int = 1,
 ) -> list[str]:
     """Full ``fairseq-train`` argv. ``languages`` are in language-id order; the first one
     is the source language whose dev perplexity selects ``checkpoint_best.pt``.
-    ``seed`` overrides ``pretrain.seed`` (en' of Section 5). ``data_dir``: one directory, or
+    ``seed``: fairseq's seed (config ``seeds.pretrain``; en' of Section 5 has its own). ``data_dir``: one directory, or
     several whose training data fairseq cycles through by epoch (dictionary and validation data
     from the first). The update is the configured global batch on ``n_gpus`` GPUs (or
     ``cpu_processes`` CPU processes): see :func:`xling.pretrain.schedule.batch_layout`; several CPU
@@ -106,7 +106,7 @@ def fairseq_train_command(
         "--warmup-updates", str(pretrain["warmup_updates"]),
         "--warmup-init-lr", "1e-07",
         "--max-update", str(sched.max_updates),
-        "--seed", str(pretrain["seed"] if seed is None else seed),
+        "--seed", str(int(seed)),
         # validation per language, source language first: it picks checkpoint_best
         "--valid-subset", ",".join(f"valid_{lang}" for lang in languages),
         "--best-checkpoint-metric", "loss",

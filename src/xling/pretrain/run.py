@@ -248,7 +248,7 @@ def run_pretraining(cmd: list[str] | list[list[str]], save_dir: str | Path, lang
 
 
 def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path, setting: dict, model: dict,
-                 pretrain: dict, languages: list[str], gpus: int, seed: int | None = None, threads: int = 1,
+                 pretrain: dict, languages: list[str], gpus: int, seed: int, threads: int = 1,
                  num_workers: int | None = None, job_log: str | Path | None = None) -> dict:
     """One Snakemake pretraining job: uses the job's GPUs if there are any (fp16/bf16 from
     config), else the CPU in fp32 (``pretrain.cpu_processes`` data-parallel processes, default

@@ -1,8 +1,10 @@
-"""Reading the fine-tuning jobs' result.json files (R/finetune/<setting>/<pair>/<task>/<hp_id>/)."""
+"""Reading the fine-tuning jobs' result.json files
+(R/finetune/<setting>/<pair>/seed<p>/<task>/<hp_id>/seed<f>/result.json)."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +13,8 @@ from xling.errors import InputError
 
 @dataclass(frozen=True)
 class Cell:
-    """One grid cell's outcome: selection score (English dev) and the zero-shot target test score."""
+    """One grid cell's outcome on one replicate (pretraining seed, fine-tuning seed): selection
+    score (English dev) and the zero-shot target test score."""
 
     setting: str
     pair: str
@@ -19,10 +22,23 @@ class Cell:
     hp_id: str
     en_dev: float
     tgt_test: float
+    pretrain_seed: int = 1
+    finetune_seed: int = 1
+
+
+_SEED = re.compile(r"seed(\d+)")
+
+
+def _seed(path: Path, part: Path) -> int:
+    m = _SEED.fullmatch(part.name)
+    if not m:
+        raise InputError(path, None, "a path <setting>/<pair>/seed<N>/<task>/<hp_id>/seed<N>/result.json",
+                         f"{part.name!r} where a seed<N> directory belongs")
+    return int(m.group(1))
 
 
 def read_result(path: Path) -> Cell:
-    """A Cell from ``<setting>/<pair>/<task>/<hp_id>/result.json`` (the path names the job)."""
+    """A Cell from ``<setting>/<pair>/seed<p>/<task>/<hp_id>/seed<f>/result.json`` (the path names the job)."""
     path = Path(path)
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
@@ -31,13 +47,16 @@ def read_result(path: Path) -> Cell:
     for key in ("en_dev", "tgt_test"):
         if not isinstance(rec.get(key), (int, float)):
             raise InputError(path, None, f"a number in '{key}'", repr(rec.get(key)))
-    hp_dir = path.parent
-    return Cell(hp_dir.parent.parent.parent.name, hp_dir.parent.parent.name, hp_dir.parent.name, hp_dir.name,
-                float(rec["en_dev"]), float(rec["tgt_test"]))
+    up = path.parents  # seed<f>, hp_id, task, seed<p>, pair, setting
+    if len(up) < 7:
+        raise InputError(path, None, "a path <setting>/<pair>/seed<N>/<task>/<hp_id>/seed<N>/result.json",
+                         "a shorter path")
+    return Cell(up[5].name, up[4].name, up[2].name, up[1].name, float(rec["en_dev"]), float(rec["tgt_test"]),
+                _seed(path, up[3]), _seed(path, up[0]))
 
 
 def collect_results(paths) -> list[Cell]:
     """Cells of the given result.json paths, or of every result.json under a finetune directory."""
     if isinstance(paths, (str, Path)):
-        paths = sorted(Path(paths).glob("*/*/*/*/result.json"))
+        paths = sorted(Path(paths).glob("*/*/seed*/*/*/seed*/result.json"))
     return [read_result(Path(p)) for p in paths]

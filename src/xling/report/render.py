@@ -32,10 +32,29 @@ def _columns(t: Table1) -> list[tuple[str, str | None]]:
     return [(task, lang) for task in t.tasks for lang in [*t.targets, None]]
 
 
-def _cell(t: Table1, setting: str, task: str, lang: str | None, unavailable: str = UNAVAILABLE + "*") -> str:
+def _interval(t: Table1, setting: str, task: str, lang: str | None):
+    return t.value_intervals.get((setting, task, lang)) if lang else t.delta_intervals.get((setting, task))
+
+
+def _cell(t: Table1, setting: str, task: str, lang: str | None, unavailable: str = UNAVAILABLE + "*",
+          pm: str = " ± ") -> str:
+    """One decimal; `` ± `` the half-width of the 95% interval where the cell has replicates."""
     if lang and (task, lang) in t.unavailable:
         return unavailable
-    return fmt(t.values[(setting, task, lang)]) if lang else fmt_delta(t.deltas[(setting, task)])
+    text = fmt(t.values[(setting, task, lang)]) if lang else fmt_delta(t.deltas[(setting, task)])
+    iv = _interval(t, setting, task, lang)
+    return text if iv is None or iv.half_width is None else f"{text}{pm}{iv.half_width:.1f}"
+
+
+def interval_note(t: Table1) -> str | None:
+    """How the ± were computed, when the table has any."""
+    ivs = [*t.value_intervals.values(), *t.delta_intervals.values()]
+    if not any(iv is not None and iv.low is not None for iv in ivs):
+        return None
+    n = max((iv.n for iv in t.value_intervals.values() if iv is not None), default=0)
+    return (f"± = half-width of the 95% interval over {n} replicates (Student's t for a cell; Welch's for Δ "
+            "against the baseline). A replicate is a pretraining seed (its fine-tuning seeds averaged), or "
+            "a fine-tuning seed when there is one pretraining seed.")
 
 
 def _header(t: Table1, task: str, lang: str | None) -> str:
@@ -60,7 +79,7 @@ def table1_markdown(t: Table1, note: str | None = None) -> str:
     out.append("|" + "---|" + "---:|" * (len(head) - 1))
     for s in t.settings:
         out.append("| " + " | ".join([t.labels[s]] + [_cell(t, s, task, lang) for task, lang in _columns(t)]) + " |")
-    notes = unavailable_notes(t)
+    notes = [n for n in [interval_note(t)] if n] + unavailable_notes(t)
     return "\n".join(out + ([""] + notes if notes else [])) + "\n"
 
 
@@ -69,15 +88,19 @@ def _col_name(task: str, lang: str | None) -> str:
 
 
 def table1_csv(t: Table1) -> str:
-    """Unrounded values; empty where missing; column names as the published CSV's."""
+    """Unrounded values; empty where missing; column names as the published CSV's, each followed by
+    the bounds of its 95% interval (``<column>_low``, ``<column>_high``; empty without replicates)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["setting", "model"] + [_col_name(task, lang) for task, lang in _columns(t)])
+    w.writerow(["setting", "model"] + [f"{_col_name(task, lang)}{suffix}" for task, lang in _columns(t)
+                                       for suffix in ("", "_low", "_high")])
     for s in t.settings:
         row = [s, t.labels[s]]
         for task, lang in _columns(t):
             v = t.values[(s, task, lang)] if lang else t.deltas[(s, task)]
+            iv = _interval(t, s, task, lang)
             row.append("" if v is None else f"{v:.4f}")
+            row += ["", ""] if iv is None or iv.low is None else [f"{iv.low:.4f}", f"{iv.high:.4f}"]
         w.writerow(row)
     return buf.getvalue()
 
@@ -95,7 +118,7 @@ def table1_latex(t: Table1, caption: str | None = None) -> str:
     lines.append("Model & " + " & ".join(([*t.targets, r"$\Delta$"]) * len(t.tasks)) + r" \\")
     lines.append(r"\midrule")
     for s in t.settings:
-        cells = [_cell(t, s, task, lang, "n/a").replace(MISSING, "--") for task, lang in _columns(t)]
+        cells = [_cell(t, s, task, lang, "n/a", pm=r"$\pm$").replace(MISSING, "--") for task, lang in _columns(t)]
         lines.append(_tex_escape(t.labels[s]) + " & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if t.unavailable:

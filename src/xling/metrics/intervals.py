@@ -1,0 +1,86 @@
+"""95% intervals over seeds: Student's t for one mean, Welch-Satterthwaite for a contrast of the
+means of independent groups (a difference of two rows, or a weighted combination of several).
+
+Seeds are few (3 is typical), so a bootstrap would only ever see a handful of distinct resamples
+and give intervals that are too narrow; the t intervals are wide at n = 3, which is the honest
+answer. A group of one value has no interval (None bounds)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from scipy import stats
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    low: float | None  # None: too few values for an interval
+    high: float | None
+    n: int  # values behind the estimate (the smallest group's, for a contrast)
+
+    @property
+    def half_width(self) -> float | None:
+        return None if self.low is None else (self.high - self.low) / 2
+
+    def excludes(self, value: float = 0.0) -> bool:
+        """Whether the whole interval lies on one side of ``value`` (never, without an interval)."""
+        return bool(self.low is not None and (self.low > value or self.high < value))
+
+
+def _mean_var(xs: Sequence[float]) -> tuple[float, float, int]:
+    xs = [float(x) for x in xs]
+    if not xs:
+        raise ValueError("an interval needs at least one value")
+    n = len(xs)
+    m = sum(xs) / n
+    var = sum((x - m) ** 2 for x in xs) / (n - 1) if n > 1 else math.nan
+    return m, var, n
+
+
+def t_interval(xs: Sequence[float], level: float = LEVEL) -> Interval:
+    """Mean of ``xs`` with its two-sided Student-t interval (n - 1 degrees of freedom)."""
+    m, var, n = _mean_var(xs)
+    if n < 2:
+        return Interval(m, None, None, n)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(var / n)
+    return Interval(m, m - half, m + half, n)
+
+
+def contrast_interval(groups: Sequence[Sequence[float]], weights: Sequence[float],
+                      level: float = LEVEL) -> Interval:
+    """sum_i weights[i] * mean(groups[i]) for independent groups, with a Welch-Satterthwaite
+    interval: variance sum_i w_i^2 s_i^2 / n_i, degrees of freedom (sum_i v_i)^2 / sum_i v_i^2 / (n_i - 1).
+    No interval when a weighted group has a single value. ``contrast_interval([a, b], [1, -1])`` is
+    Welch's interval for mean(a) - mean(b)."""
+    if len(groups) != len(weights) or not groups:
+        raise ValueError("one weight per group, at least one group")
+    parts = [(w, *_mean_var(g)) for g, w in zip(groups, weights)]
+    est = sum(w * m for w, m, _, _ in parts)
+    used = [(w, var, n) for w, _, var, n in parts if w != 0]
+    n_min = min(n for _, _, n in used) if used else 0
+    if not used or n_min < 2:
+        return Interval(est, None, None, n_min)
+    v = [w * w * var / n for w, var, n in used]
+    total = sum(v)
+    if total == 0:
+        return Interval(est, est, est, n_min)
+    df = total ** 2 / sum(vi * vi / (n - 1) for vi, (_, _, n) in zip(v, used))
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * math.sqrt(total)
+    return Interval(est, est - half, est + half, n_min)
+
+
+def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interval:
+    """A proportion (in %) with Wilson's score interval: for accuracies over a test set, where the
+    test sentences, not seeds, are the sample."""
+    if trials < 1:
+        raise ValueError("a proportion needs at least one trial")
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return Interval(100 * p, 100 * (centre - half), 100 * (centre + half), trials)

@@ -1,0 +1,229 @@
+"""The paper's claims, one row each, checked against this run's numbers with their intervals.
+
+Table 1's claims compare rows through contrasts of their replicate means (Welch intervals, see
+xling.metrics.intervals), on each task and on the score averaged over the tasks (the paper's Delta
+narrative). A claim **holds** when the whole 95% interval of its contrast lies on the claimed side,
+**does not hold** when it lies on the other side, and is **inconclusive** otherwise (which is all a
+single replicate can ever be). Figure 6's claim uses Wilson intervals over the test sentences;
+Figure 7's is judged on point estimates (Section 5's models are trained once: no interval)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from xling.metrics.intervals import Interval, contrast_interval, wilson_interval
+from xling.report.aggregate import Table1
+from xling.report.render import TASK_TITLES
+
+HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "does not hold", "inconclusive", "not run"
+CHANCE = {"xnli": 100 / 3}  # three balanced classes
+NEAR_CHANCE = 5.0  # points: "near chance"
+FAR_ABOVE_CHANCE = 10.0  # x chance: "far above chance"
+
+
+@dataclass
+class Finding:
+    claim: str
+    statistic: str  # what the number is
+    estimate: Interval | None
+    status: str
+    detail: str = ""
+    per_task: dict[str, str] = field(default_factory=dict)  # task -> status
+
+
+def _verdict(iv: Interval, positive: bool = True) -> str:
+    """HOLDS when the interval is above 0 (below, for ``positive=False``), FAILS on the other side."""
+    if iv.low is None:
+        return INCONCLUSIVE
+    above, below = iv.low > 0, iv.high < 0
+    if positive:
+        return HOLDS if above else FAILS if below else INCONCLUSIVE
+    return HOLDS if below else FAILS if above else INCONCLUSIVE
+
+
+def _all(verdicts: Sequence[str]) -> str:
+    """Every part must hold; any part that fails fails the whole."""
+    if any(v == FAILS for v in verdicts):
+        return FAILS
+    return HOLDS if verdicts and all(v == HOLDS for v in verdicts) else INCONCLUSIVE
+
+
+class _Rows:
+    """Replicates of each row per task, and averaged over the tasks."""
+
+    def __init__(self, t: Table1):
+        self.t = t
+
+    def reps(self, setting: str, task: str | None) -> tuple[float, ...] | None:
+        if setting not in self.t.settings:
+            return None
+        if task is not None:
+            return self.t.row_replicates.get((setting, task))
+        per_task = [self.t.row_replicates.get((setting, k)) for k in self.t.tasks]
+        if any(r is None for r in per_task) or len({len(r) for r in per_task}) != 1:
+            return None
+        return tuple(sum(col) / len(col) for col in zip(*per_task))
+
+    def contrast(self, weights: Mapping[str, float], task: str | None) -> Interval | None:
+        groups = [self.reps(s, task) for s in weights]
+        if any(g is None for g in groups):
+            return None
+        return contrast_interval(groups, list(weights.values()))
+
+
+def _fmt(iv: Interval | None) -> str:
+    if iv is None:
+        return "–"
+    if iv.low is None:
+        return f"{iv.estimate:+.1f} (n = {iv.n}, no interval)"
+    return f"{iv.estimate:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}]"
+
+
+def _claim(rows: _Rows, tasks: Sequence[str], claim: str, statistic: str,
+           contrasts: Mapping[str, Mapping[str, float]], positive: bool = True) -> Finding:
+    """A claim that every contrast (name -> row weights) is > 0 (or < 0); its number is the contrast
+    nearest to failing, on the task-averaged score."""
+    def judge(task):
+        ivs = {name: rows.contrast(w, task) for name, w in contrasts.items()}
+        if not ivs or any(iv is None for iv in ivs.values()):
+            return None, NOT_RUN
+        worst = min(ivs.items(), key=lambda kv: kv[1].estimate if positive else -kv[1].estimate)
+        return worst, _all([_verdict(iv, positive) for iv in ivs.values()])
+
+    overall, status = judge(None)
+    per_task = {task: judge(task)[1] for task in tasks}
+    detail = f"nearest to failing: {overall[0]}" if overall and len(contrasts) > 1 else ""
+    return Finding(claim, statistic, overall[1] if overall else None, status, detail, per_task)
+
+
+def table1_findings(t: Table1, separate: Mapping[str, Mapping], baseline: str = "default") -> list[Finding]:
+    """Claims 1-5 (paper Section 4 / Table 1). ``separate``: each setting's ``separate`` entry (which
+    rows are Sep* rows)."""
+    rows, D = _Rows(t), baseline
+    labels = t.labels
+    sep = [s for s in t.settings if separate[s]["embeddings"] or int(separate[s]["layers"]) > 0]
+    worst = "sep_emb_l1_6"
+    out = [_claim(rows, t.tasks, f"1. {labels.get(worst, worst)} is the worst row",
+                  "its margin below the next-worst row (points, mean over tasks)",
+                  {labels[o]: {o: 1.0, worst: -1.0} for o in t.settings if o != worst} if worst in t.settings else {})]
+    xnli = rows.reps(worst, "xnli") if "xnli" in t.tasks else None
+    if xnli:
+        iv = contrast_interval([xnli], [1.0])
+        gap = Interval(iv.estimate - CHANCE["xnli"], *(None, None) if iv.low is None else
+                       (iv.low - CHANCE["xnli"], iv.high - CHANCE["xnli"]), iv.n)
+        near = (INCONCLUSIVE if gap.low is None else HOLDS if -NEAR_CHANCE < gap.low and gap.high < NEAR_CHANCE
+                else FAILS if gap.low >= NEAR_CHANCE else INCONCLUSIVE)
+        out.append(Finding(f"1b. {labels.get(worst, worst)} is near chance on XNLI",
+                           f"its XNLI accuracy minus chance (33.3); near = within ±{NEAR_CHANCE:g}", gap, near))
+    out.append(_claim(rows, t.tasks, "2. Every Sep* row is below Default",
+                      "Default minus the row (points, mean over tasks)",
+                      {labels[s]: {D: 1.0, s: -1.0} for s in sep if s != D}))
+    if "no_anchors" in t.settings and "sep_l1_6" in t.settings:
+        out.append(_claim(rows, t.tasks, "3. No anchors is within a few points of Default (vs Sep L1-6's loss)",
+                          "No anchors minus the midpoint of Default and Sep L1-6 (> 0: it loses less than half "
+                          "of Sep L1-6's loss)", {"": {"no_anchors": 1.0, D: -0.5, "sep_l1_6": -0.5}}))
+    if "extra_anchors" in t.settings:
+        out.append(_claim(rows, t.tasks, "4. Extra anchors ≥ Default", "Extra anchors minus Default",
+                          {"": {"extra_anchors": 1.0, D: -1.0}}))
+    if "wiki_cc" in t.settings:
+        out.append(_claim(rows, t.tasks, "5. Wiki-CC costs a little", "Default minus Wiki-CC",
+                          {"": {D: 1.0, "wiki_cc": -1.0}}))
+    return out
+
+
+def retrieval_finding(retrieval: Mapping[str, Mapping]) -> Finding:
+    """Claim 6 (Figure 6): per pair, the best layer's Procrustes-aligned retrieval accuracy has a Wilson
+    interval whose lower bound is over FAR_ABOVE_CHANCE x chance (1 / test sentences)."""
+    parts, worst = [], None
+    for pair, r in sorted(retrieval.items()):
+        n = int(r["n_test"])
+        best = max(r["p_at_1"])
+        iv = wilson_interval(round(best * n / 100), n)
+        chance = 100 / n
+        ratio = Interval(iv.estimate / chance, iv.low / chance, iv.high / chance, n)
+        parts.append((pair, ratio, HOLDS if ratio.low > FAR_ABOVE_CHANCE else FAILS if ratio.high < FAR_ABOVE_CHANCE
+                      else INCONCLUSIVE))
+        if worst is None or ratio.estimate < worst[1].estimate:
+            worst = (pair, ratio)
+    status = _all([p[2] for p in parts]) if parts else NOT_RUN
+    detail = "; ".join(f"{p}: {r.estimate:.0f}x [{r.low:.0f}, {r.high:.0f}]" for p, r, _ in parts)
+    return Finding("6. Monolingual models align by one orthogonal map far above chance (Fig. 6)",
+                   f"best layer's retrieval accuracy / chance (> {FAR_ABOVE_CHANCE:g}x), weakest pair",
+                   worst[1] if worst else None, status, detail)
+
+
+def cka_findings(cka: Mapping[str, Mapping], order: Sequence[str]) -> list[Finding]:
+    """Claim 7 (Figure 7) on point estimates: bilingual ≥ monolingual > random at every layer; the
+    highest similarity in the lower half of the layers; the bilingual-monolingual gap not larger
+    for a more distant pair (``order``: pairs from closest to most distant)."""
+    def mean(xs):
+        return sum(xs) / len(xs)
+
+    pairs = [p for p in order if p in cka]
+    bi_pairs = [p for p in pairs if cka[p]["cka"].get("bilingual") is not None]  # null: no bilingual model
+    checks = {"bilingual ≥ monolingual": {}, "monolingual > random": {}, "highest in the lower layers": {}}
+    for p in pairs:
+        c = cka[p]["cka"]
+        if p in bi_pairs:
+            checks["bilingual ≥ monolingual"][p] = all(b >= m for b, m in zip(c["bilingual"], c["monolingual"]))
+        checks["monolingual > random"][p] = all(m > r for m, r in zip(c["monolingual"], c["random"]))
+        peak = max(range(len(c["monolingual"])), key=c["monolingual"].__getitem__)
+        checks["highest in the lower layers"][p] = peak <= len(c["monolingual"]) // 2
+    gaps = [mean(cka[p]["cka"]["bilingual"]) - mean(cka[p]["cka"]["monolingual"]) for p in bi_pairs]
+    shrinking = all(a >= b for a, b in zip(gaps, gaps[1:]))
+    out = []
+    for name, ok in checks.items():
+        out.append(Finding(f"7. CKA: {name} (Fig. 7)", "pairs where it holds at every layer (point estimates)",
+                           None, (HOLDS if all(ok.values()) else FAILS) if ok else NOT_RUN,
+                           ", ".join(f"{p}: {'yes' if x else 'no'}" for p, x in ok.items()) + " — no interval"))
+    out.append(Finding("7. CKA: the bilingual-monolingual gap shrinks with language distance (Fig. 7)",
+                       "mean over layers of bilingual - monolingual CKA, closest pair first (point estimates)",
+                       None, (HOLDS if shrinking else FAILS) if len(bi_pairs) > 1 else NOT_RUN,
+                       ", ".join(f"{p}: {g:+.3f}" for p, g in zip(bi_pairs, gaps)) + " — no interval"))
+    return out
+
+
+def findings_markdown(findings: Sequence[Finding], tasks: Sequence[str], note: str | None = None) -> str:
+    out = [note, ""] if note else []
+    out += ["| Claim | Statistic | Ours (95% interval) | Status | Per task | Detail |", "|---|---|---|---|---|---|"]
+    for f in findings:
+        per = " · ".join(f"{TASK_TITLES.get(k, k).split(' ')[0]} {v}" for k, v in f.per_task.items() if k in tasks)
+        out.append(f"| {f.claim} | {f.statistic} | {_fmt(f.estimate)} | **{f.status}** | {per} | {f.detail} |")
+    out += ["", "holds / does not hold: the whole 95% interval lies on the claimed / the other side; "
+                "inconclusive: it straddles it (always so with one replicate)."]
+    return "\n".join(out) + "\n"
+
+
+def findings_csv(findings: Sequence[Finding]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["claim", "statistic", "estimate", "low", "high", "n", "status", "per_task", "detail"])
+    for f in findings:
+        iv = f.estimate
+        nums = ["", "", "", ""] if iv is None else [
+            f"{iv.estimate:.4f}", "" if iv.low is None else f"{iv.low:.4f}",
+            "" if iv.high is None else f"{iv.high:.4f}", iv.n]
+        w.writerow([f.claim, f.statistic, *nums, f.status,
+                    ";".join(f"{k}={v}" for k, v in f.per_task.items()), f.detail])
+    return buf.getvalue()
+
+
+def write_findings(table: Table1, separate: Mapping[str, Mapping], out_md, out_csv, retrieval: Mapping | None = None,
+                   cka: Mapping | None = None, cka_order: Sequence[str] = (), baseline: str = "default",
+                   note: str | None = None) -> list[Finding]:
+    """findings.md and findings.csv from Table 1 (with its replicates) and, when given, Figure 6's
+    retrieval and Figure 7's CKA results (pair -> the analysis job's JSON)."""
+    from xling.io import atomic_write
+
+    found = table1_findings(table, separate, baseline)
+    if retrieval:
+        found.append(retrieval_finding(retrieval))
+    if cka:
+        found += cka_findings(cka, cka_order)
+    for path, text in ((out_md, findings_markdown(found, table.tasks, note)), (out_csv, findings_csv(found))):
+        with atomic_write(path) as fh:
+            fh.write(text)
+    return found

@@ -1,0 +1,140 @@
+"""Replicates in Table 1 and the findings table, on hand-written result.json files."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from xling.metrics.intervals import contrast_interval, t_interval
+from xling.report import build_report
+from xling.report.aggregate import aggregate, build_table1, replicate_values
+from xling.report.collect import collect_results
+from xling.report.findings import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    cka_findings,
+    retrieval_finding,
+    table1_findings,
+    write_findings,
+)
+
+SEP = {"default": (False, 0), "wiki_cc": (False, 0), "no_anchors": (False, 0), "extra_anchors": (False, 0),
+       "sep_l1_6": (False, 6), "sep_emb_l1_6": (True, 6)}
+SEPARATE = {s: {"embeddings": e, "layers": n} for s, (e, n) in SEP.items()}
+SETTINGS = list(SEP)
+LABELS = {s: s.replace("_", " ").title() for s in SETTINGS}
+# XNLI test accuracy per pretraining seed (one pair, one grid cell, one fine-tuning seed):
+# Default 60 ± little; Sep Emb + L1-6 at chance; No anchors a point below Default; Extra anchors
+# indistinguishable from Default; Wiki-CC clearly *above* Default (claim 5 fails).
+XNLI = {"default": [60.0, 61.0, 59.0], "wiki_cc": [66.0, 67.0, 65.5], "no_anchors": [59.0, 58.5, 59.5],
+        "extra_anchors": [60.5, 58.0, 62.0], "sep_l1_6": [45.0, 46.0, 44.0], "sep_emb_l1_6": [33.0, 34.0, 33.5]}
+
+
+def _write(root, setting, pair, task, hp, pseed, fseed, dev, test):
+    p = root / setting / pair / f"seed{pseed}" / task / hp / f"seed{fseed}" / "result.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps({"en_dev": dev, "tgt_test": test}), encoding="utf-8")
+
+
+@pytest.fixture()
+def seeded(tmp_path):
+    root = tmp_path / "finetune"
+    for s, accs in XNLI.items():
+        for seed, acc in zip((1, 2, 3), accs):
+            _write(root, s, "en-fr", "xnli", "bs8", seed, 1, 70.0, acc)
+            _write(root, s, "en-fr", "xnli", "bs4", seed, 1, 60.0, 0.0)  # worse on dev: never selected
+    return root
+
+
+def _table(root, top_k=1):
+    return build_table1(aggregate(collect_results(root), top_k), SETTINGS, LABELS, ["en-fr"], ["xnli"])
+
+
+def test_replicate_units():
+    # one pretraining seed: the fine-tuning seeds are the replicates
+    assert replicate_values({(1, 1): 1.0, (1, 2): 3.0}) == (1.0, 3.0)
+    # several: one replicate per pretraining seed, its fine-tuning seeds averaged
+    assert replicate_values({(1, 1): 1.0, (1, 2): 3.0, (2, 1): 5.0, (2, 2): 7.0}) == (2.0, 6.0)
+
+
+def test_table1_cells_and_delta_carry_intervals(seeded, tmp_path):
+    t = _table(seeded)
+    iv = t.value_intervals[("default", "xnli", "fr")]
+    assert iv.estimate == pytest.approx(60.0) and iv.n == 3
+    assert iv.half_width == pytest.approx(t_interval(XNLI["default"]).half_width)
+    d = t.delta_intervals[("no_anchors", "xnli")]
+    assert d.estimate == pytest.approx(-1.0) == t.deltas[("no_anchors", "xnli")]
+    assert d.half_width == pytest.approx(contrast_interval([XNLI["no_anchors"], XNLI["default"]], [1, -1]).half_width)
+    assert t.delta_intervals[("default", "xnli")] is None  # the baseline has no Delta to test
+
+    out = tmp_path / "report"
+    build_report(seeded, out, SETTINGS, LABELS, ["en-fr"], ["xnli"], top_k=1)
+    md = (out / "table1.md").read_text(encoding="utf-8")
+    assert f"| Default | 60.0 ± {iv.half_width:.1f} | 0.0 |" in md
+    assert "95% interval over 3 replicates" in md
+    row = next(r for r in csv.DictReader((out / "table1.csv").open(encoding="utf-8")) if r["setting"] == "no_anchors")
+    assert float(row["xnli_delta_low"]) == pytest.approx(d.low, abs=1e-4)
+    assert float(row["xnli_fr_high"]) == pytest.approx(t.value_intervals[("no_anchors", "xnli", "fr")].high, abs=1e-4)
+
+
+def test_one_replicate_prints_no_interval(seeded, tmp_path):
+    for p in seeded.glob("*/*/seed[23]"):
+        for f in sorted(p.rglob("*"), reverse=True):
+            f.unlink() if f.is_file() else f.rmdir()
+        p.rmdir()
+    build_report(seeded, tmp_path, SETTINGS, LABELS, ["en-fr"], ["xnli"], top_k=1)
+    md = (tmp_path / "table1.md").read_text(encoding="utf-8")
+    assert "| Default | 60.0 | 0.0 |" in md and "±" not in md
+
+
+def test_claims_on_planted_rows(seeded):
+    found = {f.claim.split(".")[0]: f for f in table1_findings(_table(seeded), SEPARATE)}
+    assert found["1"].status == HOLDS  # Sep Emb + L1-6 is far below every other row
+    assert found["1"].estimate.estimate == pytest.approx(45.0 - 33.5)  # nearest: Sep L1-6
+    assert found["1b"].status == HOLDS  # 33.5 ± 1.2 is within 5 points of chance
+    assert found["2"].status == HOLDS  # both Sep rows below Default
+    assert found["3"].status == HOLDS  # No anchors 59 > midpoint (60 + 45) / 2
+    assert found["4"].status == INCONCLUSIVE  # Extra anchors 60.2 ± 5: straddles Default
+    assert found["5"].status == FAILS  # Wiki-CC is clearly above Default here
+    assert found["5"].per_task == {"xnli": FAILS}
+
+
+def test_a_single_replicate_is_never_conclusive(seeded):
+    t = build_table1(aggregate([c for c in collect_results(seeded) if c.pretrain_seed == 1], 1),
+                     SETTINGS, LABELS, ["en-fr"], ["xnli"])
+    assert {f.status for f in table1_findings(t, SEPARATE)} == {INCONCLUSIVE}
+
+
+def test_retrieval_and_cka_claims(seeded, tmp_path):
+    ret = {"en-fr": {"pair": "en-fr", "n_test": 1000, "p_at_1": [26.4, 20.0]},
+           "en-zh": {"pair": "en-zh", "n_test": 1000, "p_at_1": [0.3, 0.2]}}
+    f = retrieval_finding(ret)
+    assert f.status == FAILS  # en-zh: 3 of 1000 is at most ~9x chance
+    assert f.estimate.estimate == pytest.approx(3.0)
+    assert retrieval_finding({"en-fr": ret["en-fr"]}).status == HOLDS
+
+    def cka(bi, mono, rnd):
+        return {"cka": {"bilingual": bi, "monolingual": mono, "random": rnd}}
+
+    c = {"en-fr": cka([0.9, 0.8, 0.7], [0.8, 0.7, 0.6], [0.2, 0.2, 0.2]),
+         "en-zh": cka([0.7, 0.5, 0.55], [0.6, 0.6, 0.5], [0.2, 0.2, 0.2])}
+    by = {x.claim: x.status for x in cka_findings(c, ["en-fr", "en-zh"])}
+    assert by["7. CKA: bilingual ≥ monolingual (Fig. 7)"] == FAILS  # en-zh layer 1: 0.5 < 0.6
+    assert by["7. CKA: monolingual > random (Fig. 7)"] == HOLDS
+    assert by["7. CKA: the bilingual-monolingual gap shrinks with language distance (Fig. 7)"] == HOLDS
+
+    # a pair without a bilingual model (null) counts only for the monolingual checks
+    c_none = {**c, "en-de": cka(None, [0.7, 0.6, 0.5], [0.1, 0.1, 0.1])}
+    by = {x.claim: x for x in cka_findings(c_none, ["en-fr", "en-de", "en-zh"])}
+    assert "en-de" not in by["7. CKA: bilingual ≥ monolingual (Fig. 7)"].detail
+    assert "en-de: yes" in by["7. CKA: monolingual > random (Fig. 7)"].detail
+
+    md, csv_path = tmp_path / "findings.md", tmp_path / "findings.csv"
+    write_findings(_table(seeded), SEPARATE, md, csv_path, retrieval=ret, cka=c, cka_order=["en-fr", "en-zh"])
+    text = md.read_text(encoding="utf-8")
+    assert "| 5. Wiki-CC costs a little |" in text and "**does not hold**" in text
+    rows = list(csv.DictReader(csv_path.open(encoding="utf-8")))
+    assert len(rows) == 6 + 1 + 4 and rows[0]["n"] == "3"

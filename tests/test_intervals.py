@@ -1,0 +1,69 @@
+"""Intervals over seeds against their textbook definitions and against simulation."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from xling.metrics.intervals import contrast_interval, t_interval, wilson_interval
+
+
+def test_t_interval_by_hand():
+    # mean 2, sd 1, n 3: half-width t(0.975, 2) * 1 / sqrt(3) = 4.302653 / 1.732051
+    iv = t_interval([1.0, 2.0, 3.0])
+    assert iv.estimate == pytest.approx(2.0)
+    assert iv.half_width == pytest.approx(4.302653 / math.sqrt(3), rel=1e-6)
+    assert iv.n == 3 and iv.excludes(5.0) and iv.excludes(-1.0) and not iv.excludes(0.0)
+
+
+def test_one_value_has_no_interval():
+    iv = t_interval([5.0])
+    assert iv.estimate == 5.0 and iv.low is None and iv.half_width is None and not iv.excludes(0)
+    assert contrast_interval([[1.0], [2.0, 3.0]], [1, -1]).low is None
+
+
+def test_welch_by_hand():
+    a, b = [10.0, 12.0, 14.0], [1.0, 2.0, 3.0, 4.0, 5.0]
+    va, vb = 4.0, 2.5
+    se2 = va / 3 + vb / 5
+    df = se2 ** 2 / ((va / 3) ** 2 / 2 + (vb / 5) ** 2 / 4)
+    from scipy import stats
+    iv = contrast_interval([a, b], [1, -1])
+    assert iv.estimate == pytest.approx(9.0)
+    assert iv.half_width == pytest.approx(stats.t.ppf(0.975, df) * math.sqrt(se2))
+
+
+def test_a_weighted_contrast_is_the_weighted_difference():
+    # No anchors minus the midpoint of Default and Sep: 5 - (6 + 1) / 2 = 1.5
+    iv = contrast_interval([[5.0, 5.2, 4.8], [6.0, 6.1, 5.9], [1.0, 0.5, 1.5]], [1, -0.5, -0.5])
+    assert iv.estimate == pytest.approx(1.5) and iv.low < 1.5 < iv.high
+
+
+def test_t_interval_covers_the_mean_about_95_percent_of_the_time():
+    rng = random.Random(0)
+    hits = sum(t_interval([rng.gauss(3.0, 2.0) for _ in range(3)]).excludes(3.0) is False for _ in range(4000))
+    assert 0.935 < hits / 4000 < 0.965
+
+
+def test_welch_covers_the_difference_about_95_percent_of_the_time():
+    rng = random.Random(1)
+    n, hits = 3000, 0
+    for _ in range(n):
+        a = [rng.gauss(1.0, 1.0) for _ in range(3)]
+        b = [rng.gauss(0.0, 3.0) for _ in range(4)]
+        iv = contrast_interval([a, b], [1, -1])
+        hits += iv.low <= 1.0 <= iv.high
+    assert 0.93 < hits / n < 0.975
+
+
+def test_wilson_by_hand():
+    # 50 of 100 at 95%: centre 0.5, half-width z sqrt(0.25/100 + z^2/40000) / (1 + z^2/100)
+    z = 1.959964
+    half = z * math.sqrt(0.0025 + z * z / 40000) / (1 + z * z / 100)
+    iv = wilson_interval(50, 100)
+    assert iv.estimate == pytest.approx(50.0)
+    assert iv.low == pytest.approx(100 * (0.5 - half), rel=1e-5)
+    assert iv.high == pytest.approx(100 * (0.5 + half), rel=1e-5)
+    assert wilson_interval(0, 1000).low == pytest.approx(0.0, abs=1e-9) and wilson_interval(0, 1000).high > 0

@@ -1,0 +1,39 @@
+"""Snakemake script of rule findings: the paper's claims checked against Table 1 (with intervals
+over the seeds) and the Section 5 analyses (xling.report.findings).
+
+input:  results = Table 1's result.json files; retrieval, cka = the Section 5 JSON files (may be empty)
+params: settings, labels, pairs, tasks, top_k, baseline, source, unavailable (as rule report's),
+        separate (each setting's `separate` entry), cka_order (pairs closest first), note
+output: md = findings.md, csv = findings.csv
+"""
+
+import json
+from pathlib import Path
+
+from _setup import run_logged
+
+from xling.report.aggregate import aggregate, build_table1
+from xling.report.collect import collect_results
+from xling.report.findings import write_findings
+
+
+def _by_pair(files) -> dict:
+    out = {}
+    for f in files:
+        rec = json.loads(Path(f).read_text(encoding="utf-8"))
+        out[rec["pair"]] = rec
+    return out
+
+
+def main(sm) -> dict:
+    p = sm.params
+    missing = {(task, lang): why for task, langs in dict(p.unavailable).items() for lang, why in dict(langs).items()}
+    table = build_table1(aggregate(collect_results([Path(x) for x in sm.input.results]), int(p.top_k)),
+                         list(p.settings), dict(p.labels), list(p.pairs), list(p.tasks), p.baseline, p.source, missing)
+    found = write_findings(table, {k: dict(v) for k, v in dict(p.separate).items()}, Path(sm.output.md),
+                           Path(sm.output.csv), retrieval=_by_pair(sm.input.retrieval), cka=_by_pair(sm.input.cka),
+                           cka_order=list(p.cka_order), baseline=p.baseline, note=p.note or None)
+    return {f.claim: f.status for f in found}
+
+
+run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake
