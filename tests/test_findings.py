@@ -138,3 +138,27 @@ def test_retrieval_and_cka_claims(seeded, tmp_path):
     assert "| 5. Wiki-CC costs a little |" in text and "**does not hold**" in text
     rows = list(csv.DictReader(csv_path.open(encoding="utf-8")))
     assert len(rows) == 6 + 1 + 4 and rows[0]["n"] == "3"
+
+
+def test_findings_workflow_script(seeded, tmp_path):
+    """workflow/scripts/findings.py with the objects Snakemake injects (no Section 5 results)."""
+    import runpy
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from snakemake.iocontainers import Namedlist
+
+    results = [str(p) for p in sorted(seeded.rglob("result.json"))]
+    sm = SimpleNamespace(
+        input=Namedlist(fromdict={"results": results, "retrieval": [], "cka": []}),
+        output=Namedlist(fromdict={"md": str(tmp_path / "f.md"), "csv": str(tmp_path / "f.csv")}),
+        params=Namedlist(fromdict={"settings": SETTINGS, "labels": LABELS, "separate": SEPARATE, "pairs": ["en-fr"],
+                                   "tasks": ["xnli"], "top_k": 1, "baseline": "default", "source": "en",
+                                   "unavailable": {"ner": {}}, "cka_order": [], "note": "testbed"}),
+        log=[str(tmp_path / "findings.log")], rule="findings",
+    )
+    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "findings.py"
+    runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
+    text = (tmp_path / "f.md").read_text(encoding="utf-8")
+    assert text.startswith("testbed") and "| 2. Every Sep* row is below Default |" in text
+    assert '"5. Wiki-CC costs a little": "does not hold"' in (tmp_path / "findings.log").read_text()

@@ -159,7 +159,7 @@ def _slice_config(tmp_path: Path) -> Path:
     return path
 
 
-SLICE_TARGETS = ["results/slice/finetune/default/en-fr/ner/bs32_lr0.0005/result.json",
+SLICE_TARGETS = ["results/slice/finetune/default/en-fr/seed1/ner/bs32_lr0.0005/seed1/result.json",
                  "results/slice/analysis/retrieval/en-fr.json", "results/slice/hf/default/en-fr"]
 # Figures 4 and 5 of the slice's pair (built by the slice run; the rerun test below leaves them out)
 FIGURE_TARGETS = ["results/slice/analysis/words/en-fr.json", "results/slice/analysis/transfer/ner/en-fr/L2.json"]
@@ -184,7 +184,8 @@ def test_demo_slice_end_to_end(slice_run):
     tmp_path, _ = slice_run
     target, retrieval, _ = SLICE_TARGETS
     result = json.loads((tmp_path / target).read_text())
-    assert result["meta"] == {"setting": "default", "pair": "en-fr", "task": "ner", "hp_id": "bs32_lr0.0005"}
+    assert result["meta"] == {"setting": "default", "pair": "en-fr", "task": "ner", "hp_id": "bs32_lr0.0005",
+                              "pretrain_seed": 1, "finetune_seed": 1}
     # span F1 of a tagger that learnt nothing is ~0; the testbed's entities are learnable
     assert result["en_dev"] > 50, result
     assert 0 <= result["tgt_test"] <= 100
