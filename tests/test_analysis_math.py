@@ -268,3 +268,18 @@ def test_linear_cka_errors():
         linear_cka(np.ones((5, 3)), np.ones((4, 3)))
     with pytest.raises(ValueError, match="zero variance"):
         linear_cka(np.ones((5, 3)), np.random.default_rng(0).normal(size=(5, 2)))
+
+
+def test_bootstrap_cka_resamples_rows_and_covers_the_estimate():
+    from xling.analysis.cka import bootstrap_cka, bootstrap_indices, percentile_interval
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 8))
+    Y = X @ rng.normal(size=(8, 6)) + 2.0 * rng.normal(size=(300, 6))
+    idx = bootstrap_indices(300, 50, seed=3)
+    assert idx.shape == (50, 300) and (idx == bootstrap_indices(300, 50, seed=3)).all()
+    draws = bootstrap_cka(X, Y, idx)
+    assert draws[7] == pytest.approx(linear_cka(X[idx[7]], Y[idx[7]]))  # each draw: CKA of resampled rows
+    lo, hi = percentile_interval(draws)
+    assert lo < linear_cka(X, Y) < hi and hi - lo < 0.2
+    assert percentile_interval(np.arange(101.0)) == pytest.approx((2.5, 97.5))

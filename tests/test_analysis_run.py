@@ -153,7 +153,7 @@ def test_analysis_workflow_script_cka_for_en_prime(model, corpora, tmp_path):
         input=inputs,
         output=Namedlist(fromdict={"result": str(out)}),
         params=Namedlist(fromdict={"source": "en", "target": "en_prime", "tokenize": tokenize, "rows": 30,
-                                   "random_seed": 1, "max_seq_len": 32, "batch_size": 8}),
+                                   "random_seed": 1, "bootstrap": 20, "max_seq_len": 32, "batch_size": 8}),
         threads=1, resources=Namedlist(fromdict={"gpu": 0}), log=[str(tmp_path / "log" / "a.log")],
         rule="analysis_cka", wildcards=Namedlist(fromdict={"target": "en_prime"}),
     )
@@ -162,5 +162,8 @@ def test_analysis_workflow_script_cka_for_en_prime(model, corpora, tmp_path):
     # same checkpoint on identical text (the paraphrase file repeats the English rows here)
     assert res["pair"] == "en-en_prime" and res["n"] == 30
     assert res["cka"]["monolingual"] == pytest.approx([1.0] * 3) and res["cka"]["bilingual"] is None
+    assert res["bootstrap"]["resamples"] == 20 and res["cka_interval"]["bilingual"] is None
+    assert list(res["difference_interval"]) == ["monolingual-random"]  # no bilingual model here
+    assert all(lo <= v <= hi for v, (lo, hi) in zip(res["cka"]["random"], res["cka_interval"]["random"]))
     log = (tmp_path / "log" / "a.log").read_text()
     assert "monolingual:" in log and json.loads(log.strip().splitlines()[-1])["rule"] == "analysis_cka"

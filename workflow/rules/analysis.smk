@@ -133,6 +133,7 @@ rule analysis_cka:
         tokenize=lambda w: tokenize_params(SRC, w.target),
         rows=AN["cka_sentences"],
         random_seed=AN["random_seed"],
+        bootstrap=AN["cka_bootstrap"],
         max_seq_len=AN["max_seq_len"],
         batch_size=AN["batch_size"],
     script:

@@ -5,7 +5,8 @@ under the monolingual models, the pair's bilingual model and a random-init encod
 input:  <model>_checkpoint/_dictionary/_bpe of both monolingual models; bi_checkpoint/_dictionary/
         _bpe (when the config trains a bilingual model for the pair); way15; paraphrase (en-en': the
         en' sentences); stanford (optional)
-params: source, target (en_prime for en-en'), tokenize, rows, random_seed, max_seq_len, batch_size
+params: source, target (en_prime for en-en'), tokenize, rows, random_seed, bootstrap (resamples),
+        max_seq_len, batch_size
 output: result = the pair's JSON
 """
 
@@ -39,7 +40,8 @@ def main(sm) -> dict:
         "random": (model_spec(sm, src, src), model_spec(sm, target, text_lang, random_init_seed=int(p.random_seed))),
     }
     res = run_cka(f"{src}-{target}", (src_rows, tgt_rows), models, tokenize_settings(sm), Path(sm.output.result),
-                  max_seq_len=int(p.max_seq_len), batch_size=int(p.batch_size), device=torch_device(sm), log=log_line)
+                  max_seq_len=int(p.max_seq_len), batch_size=int(p.batch_size), device=torch_device(sm), log=log_line,
+                  bootstrap=int(p.bootstrap), bootstrap_seed=int(p.random_seed))
     return {"cka": res["cka"]}
 
 

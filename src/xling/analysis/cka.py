@@ -37,3 +37,22 @@ def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
     Xc, Yc = Xc / nx, Yc / ny
     cross = np.linalg.norm(Yc.T @ Xc) ** 2
     return float(cross / (np.linalg.norm(Xc.T @ Xc) * np.linalg.norm(Yc.T @ Yc)))
+
+
+def bootstrap_indices(n: int, resamples: int, seed: int) -> np.ndarray:
+    """``resamples`` x ``n`` row indices drawn with replacement (the same draws for every kind and
+    layer of a pair, so that differences between kinds are paired)."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def bootstrap_cka(X: np.ndarray, Y: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """linear_cka(X[i], Y[i]) for each row ``i`` of ``indices``: the sampling distribution of CKA
+    over the sentences (what another draw of parallel sentences would give; not the variation
+    between training seeds)."""
+    return np.array([linear_cka(X[i], Y[i]) for i in indices], dtype=np.float64)
+
+
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The bootstrap percentile interval."""
+    lo, hi = np.percentile(np.asarray(values, dtype=np.float64), [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)

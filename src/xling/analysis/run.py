@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from xling.analysis.align import iterative_normalize, procrustes, sentence_retrieval_p1
-from xling.analysis.cka import linear_cka
+from xling.analysis.cka import bootstrap_cka, bootstrap_indices, linear_cka, percentile_interval
 from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
 from xling.io import atomic_path, atomic_write
@@ -156,10 +156,12 @@ def cka_per_layer(a: np.ndarray, b: np.ndarray) -> list[float]:
 def run_cka(pair: str, sentences: tuple[list[str], list[str]],
             models: dict[str, tuple[ModelSpec, ModelSpec] | None], settings: dict[str, TokenizeSettings],
             out_json: Path, max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
-            log: Log | None = None) -> dict:
+            log: Log | None = None, bootstrap: int = 0, bootstrap_seed: int = 0) -> dict:
     """Figure 7 for one pair: for each kind (monolingual, bilingual, random) a (source-side,
     target-side) model pair reads the parallel ``sentences`` (source, target); None: the kind does
-    not exist for this pair (no bilingual model trained for it)."""
+    not exist for this pair (no bilingual model trained for it). ``bootstrap`` > 0: that many
+    resamples of the sentences give 95% percentile intervals per kind and layer and of the paired
+    differences bilingual - monolingual and monolingual - random."""
     log = log or (lambda _m: None)
     enc = Encoders(settings, max_seq_len, batch_size, device)
     cache: dict[tuple[ModelSpec, int], np.ndarray] = {}
@@ -172,7 +174,9 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
         return cache[(spec, side)]
 
     cka: dict[str, list[float] | None] = {}
+    draws: dict[str, np.ndarray] = {}  # kind -> [layers, resamples]
     layers: list[int] = []
+    idx = bootstrap_indices(len(sentences[0]), bootstrap, bootstrap_seed) if bootstrap else None
     for kind, specs in models.items():
         if specs is None:
             cka[kind] = None
@@ -181,7 +185,17 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
         cka[kind] = cka_per_layer(a, b)
         layers = list(range(a.shape[0]))
         log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind])))
-    return write_result(out_json, {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])})
+        if idx is not None:
+            draws[kind] = np.stack([bootstrap_cka(a[l], b[l], idx) for l in layers])
+    out = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])}
+    if idx is not None:
+        # percentile intervals per kind and layer, and of the paired differences Figure 7 compares
+        out["bootstrap"] = {"resamples": int(bootstrap), "seed": int(bootstrap_seed), "level": 0.95}
+        out["cka_interval"] = {k: ([percentile_interval(d) for d in draws[k]] if k in draws else None) for k in cka}
+        out["difference_interval"] = {
+            f"{x}-{y}": [percentile_interval(dx - dy) for dx, dy in zip(draws[x], draws[y])]
+            for x, y in (("bilingual", "monolingual"), ("monolingual", "random")) if x in draws and y in draws}
+    return write_result(out_json, out)
 
 
 # --- Figure 4 ----------------------------------------------------------------------------------
