@@ -186,7 +186,7 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
         layers = list(range(a.shape[0]))
         log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind])))
         if idx is not None:
-            draws[kind] = np.stack([bootstrap_cka(a[l], b[l], idx) for l in layers])
+            draws[kind] = np.stack([bootstrap_cka(a[l], b[l], idx, device) for l in layers])
     out = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])}
     if idx is not None:
         # percentile intervals per kind and layer, and of the paired differences Figure 7 compares
