@@ -169,7 +169,7 @@ def test_findings_workflow_script(seeded, tmp_path):
     results = [str(p) for p in sorted(seeded.rglob("result.json"))]
     sm = SimpleNamespace(
         input=Namedlist(fromdict={"results": results, "retrieval": [], "cka": []}),
-        output=Namedlist(fromdict={"md": str(tmp_path / "f.md"), "csv": str(tmp_path / "f.csv")}),
+        output=Namedlist(fromdict={"findings_md": str(tmp_path / "f.md"), "findings_csv": str(tmp_path / "f.csv")}),
         params=Namedlist(fromdict={"settings": SETTINGS, "labels": LABELS, "separate": SEPARATE, "pairs": ["en-fr"],
                                    "tasks": ["xnli"], "top_k": 1, "baseline": "default", "source": "en",
                                    "unavailable": {"ner": {}}, "cka_order": [], "note": "testbed"}),

@@ -4,7 +4,7 @@ over the seeds) and the Section 5 analyses (xling.report.findings).
 input:  results = Table 1's result.json files; retrieval, cka = the Section 5 JSON files (may be empty)
 params: settings, labels, pairs, tasks, top_k, baseline, source, unavailable (as rule report's),
         separate (each setting's `separate` entry), cka_order (pairs closest first), note
-output: md = findings.md, csv = findings.csv
+output: findings_md = findings.md, findings_csv = findings.csv
 """
 
 import json
@@ -30,8 +30,9 @@ def main(sm) -> dict:
     missing = {(task, lang): why for task, langs in dict(p.unavailable).items() for lang, why in dict(langs).items()}
     table = build_table1(aggregate(collect_results([Path(x) for x in sm.input.results]), int(p.top_k)),
                          list(p.settings), dict(p.labels), list(p.pairs), list(p.tasks), p.baseline, p.source, missing)
-    found = write_findings(table, {k: dict(v) for k, v in dict(p.separate).items()}, Path(sm.output.md),
-                           Path(sm.output.csv), retrieval=_by_pair(sm.input.retrieval), cka=_by_pair(sm.input.cka),
+    o = sm.output
+    found = write_findings(table, {k: dict(v) for k, v in dict(p.separate).items()}, Path(o.findings_md),
+                           Path(o.findings_csv), retrieval=_by_pair(sm.input.retrieval), cka=_by_pair(sm.input.cka),
                            cka_order=list(p.cka_order), baseline=p.baseline, note=p.note or None)
     return {f.claim: f.status for f in found}
 

@@ -33,6 +33,7 @@ class Finding:
     status: str
     detail: str = ""
     per_task: dict[str, str] = field(default_factory=dict)  # task -> status
+    number: str = "{:+.1f}"  # how the estimate and its bounds are written
 
 
 def _verdict(iv: Interval, positive: bool = True) -> str:
@@ -75,12 +76,12 @@ class _Rows:
         return contrast_interval(groups, list(weights.values()))
 
 
-def _fmt(iv: Interval | None) -> str:
+def _fmt(iv: Interval | None, number: str = "{:+.1f}") -> str:
     if iv is None:
         return "–"
     if iv.low is None:
-        return f"{iv.estimate:+.1f} (n = {iv.n}, no interval)"
-    return f"{iv.estimate:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}]"
+        return f"{number.format(iv.estimate)} (n = {iv.n}, no interval)"
+    return f"{number.format(iv.estimate)} [{number.format(iv.low)}, {number.format(iv.high)}]"
 
 
 def _claim(rows: _Rows, tasks: Sequence[str], claim: str, statistic: str,
@@ -153,7 +154,7 @@ def retrieval_finding(retrieval: Mapping[str, Mapping]) -> Finding:
     detail = "; ".join(f"{p}: {r.estimate:.0f}x [{r.low:.0f}, {r.high:.0f}]" for p, r, _ in parts)
     return Finding("6. Monolingual models align by one orthogonal map far above chance (Fig. 6)",
                    f"best layer's retrieval accuracy / chance (> {FAR_ABOVE_CHANCE:g}x), weakest pair",
-                   worst[1] if worst else None, status, detail)
+                   worst[1] if worst else None, status, detail, number="{:.0f}x")
 
 
 def _layerwise(cka: Mapping[str, Mapping], pairs: Sequence[str], x: str, y: str) -> tuple[str, Interval | None, str]:
@@ -194,7 +195,8 @@ def cka_findings(cka: Mapping[str, Mapping], order: Sequence[str]) -> list[Findi
                            ("monolingual", "random", pairs, "monolingual > random")):
         status, iv, detail = _layerwise(cka, pp, x, y)
         out.append(Finding(f"7. CKA: {name} at every layer (Fig. 7)",
-                           f"{x} - {y} CKA at the weakest (pair, layer), 95% bootstrap interval", iv, status, detail))
+                           f"{x} - {y} CKA at the weakest (pair, layer), 95% bootstrap interval", iv, status, detail,
+                           number="{:+.3f}"))
     peaks = {}
     for p in pairs:
         m = cka[p]["cka"]["monolingual"]
@@ -218,7 +220,8 @@ def findings_markdown(findings: Sequence[Finding], tasks: Sequence[str], note: s
     out += ["| Claim | Statistic | Ours (95% interval) | Status | Per task | Detail |", "|---|---|---|---|---|---|"]
     for f in findings:
         per = " · ".join(f"{TASK_TITLES.get(k, k).split(' ')[0]} {v}" for k, v in f.per_task.items() if k in tasks)
-        out.append(f"| {f.claim} | {f.statistic} | {_fmt(f.estimate)} | **{f.status}** | {per} | {f.detail} |")
+        ours = _fmt(f.estimate, f.number)
+        out.append(f"| {f.claim} | {f.statistic} | {ours} | **{f.status}** | {per} | {f.detail} |")
     out += ["", "holds / does not hold: the whole 95% interval lies on the claimed / the other side; "
                 "inconclusive: it straddles it (always so with one replicate)."]
     return "\n".join(out) + "\n"
