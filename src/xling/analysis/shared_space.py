@@ -49,7 +49,8 @@ def shared_space_retrieval(checkpoint: Path, dictionary: Path, bpe: Path, langs:
 def main(argv: list[str] | None = None) -> int:
     from xling import config as xcfg
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True, type=Path)
     ap.add_argument("--dictionary", required=True, type=Path, help="the dict.txt of pretraining")
     ap.add_argument("--bpe", required=True, type=Path, help="the bpe.json of the model's BPE directory")
