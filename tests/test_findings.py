@@ -168,7 +168,7 @@ def test_findings_workflow_script(seeded, tmp_path):
 
     results = [str(p) for p in sorted(seeded.rglob("result.json"))]
     sm = SimpleNamespace(
-        input=Namedlist(fromdict={"results": results, "retrieval": [], "cka": []}),
+        input=Namedlist(fromdict={"results": results, "words": [], "transfer": [], "retrieval": [], "cka": []}),
         output=Namedlist(fromdict={"findings_md": str(tmp_path / "f.md"), "findings_csv": str(tmp_path / "f.csv")}),
         params=Namedlist(fromdict={"settings": SETTINGS, "labels": LABELS, "separate": SEPARATE, "pairs": ["en-fr"],
                                    "tasks": ["xnli"], "top_k": 1, "baseline": "default", "source": "en",
@@ -180,3 +180,38 @@ def test_findings_workflow_script(seeded, tmp_path):
     text = (tmp_path / "f.md").read_text(encoding="utf-8")
     assert text.startswith("testbed") and "| 2. Every Sep* row is below Default |" in text
     assert '"5. Wiki-CC costs a little": "does not hold"' in (tmp_path / "findings.log").read_text()
+
+
+def test_figure4_and_figure5_claims():
+    from xling.report.findings import transfer_findings, word_findings
+
+    def rec(p, n):
+        return {"forward": {"p_at_1": p, "test_sources": n}}
+
+    def words(mlm, ft, n, layers):
+        return {"embedding": {"mlm": rec(mlm, n), "fasttext": rec(ft, n)},
+                "contextual": {"mlm": [rec(p, n) for p in layers]}}
+
+    # 4a: 60% vs 62% on 1,000 words is "about as well" (interval within ±10); 30% vs 60% is not
+    close = {"en-fr": words(60.0, 62.0, 1000, [10.0, 30.0, 40.0, 20.0])}
+    far = {**close, "en-ru": words(30.0, 60.0, 1000, [5.0, 4.0, 3.0, 2.0])}
+    f4a, f4b = word_findings(close)
+    assert f4a.status == HOLDS and f4a.estimate.estimate == pytest.approx(-2.0)
+    assert f4b.status == HOLDS and "en-fr: L2" in f4b.detail  # best in a middle layer
+    f4a, f4b = word_findings(far)
+    assert f4a.status == FAILS and f4a.estimate.estimate == pytest.approx(-30.0)
+    assert f4b.status == FAILS  # en-ru is best at the embeddings (L0)
+    # few test words: the same 2-point gap is inconclusive
+    assert word_findings({"en-fr": words(60.0, 62.0, 50, [0.0, 2.0, 0.0])})[0].status == INCONCLUSIVE
+    assert word_findings({"en-fr": words(0.0, 0.0, 50, [0.0, 0.0, 0.0])})[1].status == INCONCLUSIVE
+
+    def t(task, layer, mlm, bi):
+        return {"task": task, "pair": "en-fr", "layer": layer, "tgt_test": {"mlm_align": mlm, "bimlm": bi}}
+
+    found = transfer_findings([t("ner", 0, 40, 60), t("ner", 4, 50, 70), t("parsing", 0, 30, 35),
+                               t("parsing", 4, 30, 33)])
+    assert [f.status for f in found] == [HOLDS, HOLDS]  # below on both; gap 20 on NER, 4 on parsing
+    found = transfer_findings([t("ner", 0, 60, 50), t("parsing", 0, 30, 35)])
+    assert [f.status for f in found] == [FAILS, INCONCLUSIVE]  # MLM align above biMLM on NER: no gap to compare
+    found = transfer_findings([t("ner", 0, 40, 45), t("parsing", 0, 30, 40)])
+    assert [f.status for f in found] == [HOLDS, FAILS]  # below on both, but the parsing gap is the larger

@@ -67,3 +67,23 @@ def test_wilson_by_hand():
     assert iv.low == pytest.approx(100 * (0.5 - half), rel=1e-5)
     assert iv.high == pytest.approx(100 * (0.5 + half), rel=1e-5)
     assert wilson_interval(0, 1000).low == pytest.approx(0.0, abs=1e-9) and wilson_interval(0, 1000).high > 0
+
+
+def test_newcombe_from_its_wilson_parts_and_coverage():
+    from xling.metrics.intervals import newcombe_interval
+
+    a, b = wilson_interval(56, 70), wilson_interval(48, 80)
+    iv = newcombe_interval(56, 70, 48, 80)
+    assert iv.estimate == pytest.approx(80.0 - 60.0)
+    assert iv.low == pytest.approx(20.0 - math.hypot(80.0 - a.low, b.high - 60.0))
+    assert iv.high == pytest.approx(20.0 + math.hypot(a.high - 80.0, 60.0 - b.low))
+    assert 0 < iv.low < 20 < iv.high  # Newcombe (1998), Table II: 0.0524 to 0.3339
+    assert iv.low == pytest.approx(5.24, abs=0.05) and iv.high == pytest.approx(33.39, abs=0.05)
+    rng = random.Random(2)
+    hits = 0
+    for _ in range(3000):
+        s1 = sum(rng.random() < 0.3 for _ in range(50))
+        s2 = sum(rng.random() < 0.2 for _ in range(60))
+        c = newcombe_interval(s1, 50, s2, 60)
+        hits += c.low <= 10.0 <= c.high
+    assert 0.93 < hits / 3000 < 0.98

@@ -32,6 +32,8 @@ rule findings:
     """One row per claim of the paper with our number, its 95% interval and whether it holds."""
     input:
         results=finetune_results(),
+        words=[f"{R}/analysis/words/{SRC}-{t}.json" for t in AN_RETRIEVAL],
+        transfer=figure5_results(),
         retrieval=[f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
         cka=[f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
     output:

@@ -1,7 +1,8 @@
 """Snakemake script of rule findings: the paper's claims checked against Table 1 (with intervals
 over the seeds) and the Section 5 analyses (xling.report.findings).
 
-input:  results = Table 1's result.json files; retrieval, cka = the Section 5 JSON files (may be empty)
+input:  results = Table 1's result.json files; words, transfer, retrieval, cka = the Section 5 JSON
+        files of Figures 4, 5, 6 and 7 (each may be empty)
 params: settings, labels, pairs, tasks, top_k, baseline, source, unavailable (as rule report's),
         separate (each setting's `separate` entry), cka_order (pairs closest first), note
 output: findings_md = findings.md, findings_csv = findings.csv
@@ -33,7 +34,9 @@ def main(sm) -> dict:
     o = sm.output
     found = write_findings(table, {k: dict(v) for k, v in dict(p.separate).items()}, Path(o.findings_md),
                            Path(o.findings_csv), retrieval=_by_pair(sm.input.retrieval), cka=_by_pair(sm.input.cka),
-                           cka_order=list(p.cka_order), baseline=p.baseline, note=p.note or None)
+                           cka_order=list(p.cka_order), words=_by_pair(sm.input.words),
+                           transfer=[json.loads(Path(f).read_text(encoding="utf-8")) for f in sm.input.transfer],
+                           baseline=p.baseline, note=p.note or None)
     return {f.claim: f.status for f in found}
 
 

@@ -84,3 +84,14 @@ def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interv
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
     return Interval(100 * p, 100 * (centre - half), 100 * (centre + half), trials)
+
+
+def newcombe_interval(s1: int, n1: int, s2: int, n2: int, level: float = LEVEL) -> Interval:
+    """p1 - p2 (in points) of two independent proportions with Newcombe's (1998, method 10) hybrid
+    score interval, built from each proportion's Wilson interval. On proportions measured on the
+    same items it is conservative (it ignores their positive correlation)."""
+    a, b = wilson_interval(s1, n1, level), wilson_interval(s2, n2, level)
+    d = a.estimate - b.estimate
+    low = d - math.sqrt((a.estimate - a.low) ** 2 + (b.high - b.estimate) ** 2)
+    high = d + math.sqrt((a.high - a.estimate) ** 2 + (b.estimate - b.low) ** 2)
+    return Interval(d, low, high, min(n1, n2))

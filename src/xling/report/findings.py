@@ -4,9 +4,10 @@ Table 1's claims compare rows through contrasts of their replicate means (Welch 
 xling.metrics.intervals), on each task and on the score averaged over the tasks (the paper's Delta
 narrative). A claim **holds** when the whole 95% interval of its contrast lies on the claimed side,
 **does not hold** when it lies on the other side, and is **inconclusive** otherwise (which is all a
-single replicate can ever be). Figure 6's claim uses Wilson intervals over the test sentences and
-Figure 7's the CKA job's bootstrap over sentences: Section 5's models are trained once, so these
-intervals cover the choice of sentences, not of training seeds."""
+single replicate can ever be). Figure 4a's claim uses Newcombe's interval over the test words,
+Figure 6's Wilson intervals over the test sentences and Figure 7's the CKA job's bootstrap over
+sentences: Section 5's models are trained once, so these intervals cover the choice of test items,
+not of training seeds; Figure 4b's and Figure 5's claims are point estimates."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from xling.metrics.intervals import Interval, contrast_interval, wilson_interval
+from xling.metrics.intervals import Interval, contrast_interval, newcombe_interval, wilson_interval
 from xling.report.aggregate import Table1
 from xling.report.render import TASK_TITLES
 
@@ -23,6 +24,7 @@ HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "does not hold", "inconclusive", 
 CHANCE = {"xnli": 100 / 3}  # three balanced classes
 NEAR_CHANCE = 5.0  # points: "near chance"
 FAR_ABOVE_CHANCE = 10.0  # x chance: "far above chance"
+ABOUT_AS_WELL = 10.0  # points of P@1: "about as well as fastText"
 
 
 @dataclass
@@ -215,6 +217,64 @@ def cka_findings(cka: Mapping[str, Mapping], order: Sequence[str]) -> list[Findi
     return out
 
 
+def _hits(rec: Mapping) -> tuple[int, int]:
+    """(correct, test words) of one direction's P@1 record of a Figure 4 job."""
+    n = int(rec["test_sources"])
+    return round(float(rec["p_at_1"]) * n / 100), n
+
+
+def word_findings(words: Mapping[str, Mapping]) -> list[Finding]:
+    """Figure 4 (en->x, MUSE's direction): 4a, the MLM's whole-word embeddings translate about as
+    well as fastText on the same words (the MLM - fastText difference, Newcombe's interval over the
+    test words, within ±ABOUT_AS_WELL points); 4b, the contextual vectors align best in a middle
+    layer (neither the embeddings nor the top layer; point estimates)."""
+    ivs = {}
+    for pair, w in sorted(words.items()):
+        emb = w["embedding"]
+        ivs[pair] = newcombe_interval(*_hits(emb["mlm"]["forward"]), *_hits(emb["fasttext"]["forward"]))
+    verdicts = [HOLDS if -ABOUT_AS_WELL < iv.low and iv.high < ABOUT_AS_WELL else
+                FAILS if iv.high < -ABOUT_AS_WELL or iv.low > ABOUT_AS_WELL else INCONCLUSIVE for iv in ivs.values()]
+    worst = max(ivs.items(), key=lambda kv: abs(kv[1].estimate)) if ivs else None
+    out = [Finding("8. MLM word embeddings align about as well as fastText (Fig. 4a)",
+                   f"MLM - fastText P@1 en->x, same words (within ±{ABOUT_AS_WELL:g}); the pair furthest apart",
+                   worst[1] if worst else None, _all(verdicts) if verdicts else NOT_RUN,
+                   "; ".join(f"{p}: {iv.estimate:+.1f} [{iv.low:+.1f}, {iv.high:+.1f}] on {iv.n} words"
+                             for p, iv in ivs.items()))]
+    best, middle = {}, []
+    for pair, w in sorted(words.items()):
+        p1 = [layer["forward"]["p_at_1"] for layer in w["contextual"]["mlm"]]
+        if max(p1) > 0:
+            best[pair] = max(range(len(p1)), key=p1.__getitem__)
+            middle.append(0 < best[pair] < len(p1) - 1)
+    out.append(Finding("9. Contextual word vectors align best in the middle layers (Fig. 4b)",
+                       "layer of the best P@1 en->x (point estimates; pairs where some layer translates a word)",
+                       None, (HOLDS if all(middle) else FAILS) if middle else INCONCLUSIVE,
+                       ", ".join(f"{p}: L{k}" for p, k in best.items()) or "no layer translates any test word"))
+    return out
+
+
+def transfer_findings(transfer: Sequence[Mapping]) -> list[Finding]:
+    """Figure 5 (point estimates: one task model per layer): MLM align below biMLM, target score
+    averaged over the layers and pairs of each task; and the gap smaller on parsing than on NER."""
+    gaps: dict[str, list[float]] = {}
+    for rec in transfer:
+        t = rec["tgt_test"]
+        gaps.setdefault(rec["task"], []).append(t["bimlm"] - t["mlm_align"])
+    mean = {task: sum(g) / len(g) for task, g in gaps.items()}
+    detail = ", ".join(f"{task}: biMLM - MLM align {m:+.1f} over {len(gaps[task])} (pair, layer)"
+                       for task, m in mean.items()) + " — no interval"
+    out = [Finding("10. MLM align is below biMLM (Fig. 5)", "biMLM - MLM align, mean over layers and pairs",
+                   None, (HOLDS if all(m > 0 for m in mean.values()) else FAILS) if mean else NOT_RUN, detail)]
+    if {"ner", "parsing"} <= set(mean):
+        # only meaningful where MLM align is below biMLM on both tasks
+        below = mean["ner"] > 0 and mean["parsing"] > 0
+        out.append(Finding("11. The MLM align - biMLM gap is smaller on parsing than on NER (Fig. 5)",
+                           "gap(NER) - gap(parsing) (point estimates; judged only where claim 10 holds on both)",
+                           None, (HOLDS if mean["ner"] > mean["parsing"] else FAILS) if below else INCONCLUSIVE,
+                           detail))
+    return out
+
+
 def findings_markdown(findings: Sequence[Finding], tasks: Sequence[str], note: str | None = None) -> str:
     out = [note, ""] if note else []
     out += ["| Claim | Statistic | Ours (95% interval) | Status | Per task | Detail |", "|---|---|---|---|---|---|"]
@@ -242,13 +302,19 @@ def findings_csv(findings: Sequence[Finding]) -> str:
 
 
 def write_findings(table: Table1, separate: Mapping[str, Mapping], out_md, out_csv, retrieval: Mapping | None = None,
-                   cka: Mapping | None = None, cka_order: Sequence[str] = (), baseline: str = "default",
+                   cka: Mapping | None = None, cka_order: Sequence[str] = (), words: Mapping | None = None,
+                   transfer: Sequence[Mapping] = (), baseline: str = "default",
                    note: str | None = None) -> list[Finding]:
-    """findings.md and findings.csv from Table 1 (with its replicates) and, when given, Figure 6's
-    retrieval and Figure 7's CKA results (pair -> the analysis job's JSON)."""
+    """findings.md and findings.csv from Table 1 (with its replicates) and, when given, the Section 5
+    results: Figure 4's (``words``) and Figure 6's (``retrieval``) and Figure 7's (``cka``) JSON by
+    pair, Figure 5's JSON records (``transfer``)."""
     from xling.io import atomic_write
 
     found = table1_findings(table, separate, baseline)
+    if words:
+        found += word_findings(words)
+    if transfer:
+        found += transfer_findings(transfer)
     if retrieval:
         found.append(retrieval_finding(retrieval))
     if cka:
