@@ -35,7 +35,7 @@ rule pretrain:
         model=config["model"],
         pretrain=config["pretrain"],
         languages=lambda w: w.pair.split("-"),
-        seed=None,
+        seed=1,
     threads: 1
     resources:
         gpus=0,
