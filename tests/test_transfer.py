@@ -143,16 +143,24 @@ def test_links_file_errors_name_file_and_line(tmp_path):
 # --- the task model -------------------------------------------------------------------------------
 
 
-def test_only_the_new_layers_train_and_the_bottom_stays_frozen(tmp_path):
-    from test_finetune import per_word
-    from test_finetune_real_encoder import files, job, make_ner, tiny_loaded_encoder
+def _ner_dir(root, seed: int, train: int, held_out: int):
+    """Synthetic en and fr NER splits under ``root/ner`` (``held_out`` sentences each for dev and test)."""
+    from test_finetune_real_encoder import make_ner
 
-    ner = tmp_path / "ner"
-    rng = random.Random(5)
+    ner = root / "ner"
+    rng = random.Random(seed)
     for lang in ("en", "fr"):
         (ner / lang).mkdir(parents=True)
-        for split, n in (("train", 200), ("dev", 50), ("test", 50)):
+        for split, n in (("train", train), ("dev", held_out), ("test", held_out)):
             (ner / lang / f"{split}.bio").write_text(make_ner(rng, n), encoding="utf-8")
+    return ner
+
+
+def test_only_the_new_layers_train_and_the_bottom_stays_frozen(tmp_path):
+    from test_finetune import per_word
+    from test_finetune_real_encoder import files, job, tiny_loaded_encoder
+
+    ner = _ner_dir(tmp_path, 5, 200, 50)
     torch.manual_seed(0)
     enc = tiny_loaded_encoder(False, 0)
     before = {k: v.clone() for k, v in enc.state_dict().items()}
@@ -173,14 +181,9 @@ def test_only_the_new_layers_train_and_the_bottom_stays_frozen(tmp_path):
 def test_a_grid_gives_each_cell_what_it_gives_alone(tmp_path):
     """The task data is encoded once for all cells: a cell's result must not depend on its neighbours."""
     from test_finetune import per_word
-    from test_finetune_real_encoder import files, job, make_ner, tiny_loaded_encoder
+    from test_finetune_real_encoder import files, job, tiny_loaded_encoder
 
-    ner = tmp_path / "ner"
-    rng = random.Random(6)
-    for lang in ("en", "fr"):
-        (ner / lang).mkdir(parents=True)
-        for split, n in (("train", 80), ("dev", 30), ("test", 30)):
-            (ner / lang / f"{split}.bio").write_text(make_ner(rng, n), encoding="utf-8")
+    ner = _ner_dir(tmp_path, 6, 80, 30)
     torch.manual_seed(0)
     enc = tiny_loaded_encoder(False, 0)
     top = {"dim": 32, "heads": 4, "ffn": 64, "layers": 1, "dropout": 0.1}

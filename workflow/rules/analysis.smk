@@ -156,6 +156,6 @@ rule analysis_report:
     resources:
         **res("report"),
     params:
-        note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
+        note=DEMO_NOTE,
     script:
         "../scripts/analysis_report.py"

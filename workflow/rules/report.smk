@@ -14,16 +14,7 @@ rule report:
     resources:
         **res("report"),
     params:
-        settings=SETTINGS,
-        labels={s: config["settings"][s]["label"] for s in SETTINGS},
-        pairs=PAIRS,
-        tasks=TASKS,
-        top_k=config["finetune"]["top_k"],
-        baseline="default",
-        source=SRC,
-        note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
-        # cells left out for want of a licensed corpus: task -> target language -> what to do
-        unavailable={"ner": {l: f"needs licensed data: {why}" for l, why in NER_UNAVAILABLE.items()}},
+        **table1_params(),
     script:
         "../scripts/report.py"
 
@@ -46,17 +37,9 @@ rule findings:
     resources:
         **res("report"),
     params:
-        settings=SETTINGS,
-        labels={s: config["settings"][s]["label"] for s in SETTINGS},
+        **table1_params(),
         separate={s: config["settings"][s]["separate"] for s in SETTINGS},
-        pairs=PAIRS,
-        tasks=TASKS,
-        top_k=config["finetune"]["top_k"],
-        baseline="default",
-        source=SRC,
-        unavailable={"ner": {l: f"needs licensed data: {why}" for l, why in NER_UNAVAILABLE.items()}},
         cka_order=[f"{SRC}-{t}" for t in AN_TARGETS],
-        note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
     script:
         "../scripts/findings.py"
 
@@ -81,6 +64,6 @@ rule compute_ledger:
         planned=PLANNED_PRETRAIN_HOURS,
         planning_basis=PLANNING_BASIS,
         labels={"mono": "Monolingual", **{s: config["settings"][s]["label"] for s in SETTINGS}},
-        note="Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else "",
+        note=DEMO_NOTE,
     script:
         "../scripts/report_ledger.py"

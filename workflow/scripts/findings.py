@@ -13,8 +13,7 @@ from pathlib import Path
 
 from _setup import run_logged
 
-from xling.report.aggregate import aggregate, build_table1
-from xling.report.collect import collect_results
+from xling.report import table1_from_results
 from xling.report.findings import write_findings
 
 
@@ -28,9 +27,9 @@ def _by_pair(files) -> dict:
 
 def main(sm) -> dict:
     p = sm.params
-    missing = {(task, lang): why for task, langs in dict(p.unavailable).items() for lang, why in dict(langs).items()}
-    table = build_table1(aggregate(collect_results([Path(x) for x in sm.input.results]), int(p.top_k)),
-                         list(p.settings), dict(p.labels), list(p.pairs), list(p.tasks), p.baseline, p.source, missing)
+    _, table = table1_from_results([Path(x) for x in sm.input.results], list(p.settings), dict(p.labels),
+                                   list(p.pairs), list(p.tasks), int(p.top_k), p.baseline, p.source,
+                                   {task: dict(cells) for task, cells in dict(p.unavailable).items()})
     o = sm.output
     found = write_findings(table, {k: dict(v) for k, v in dict(p.separate).items()}, Path(o.findings_md),
                            Path(o.findings_csv), retrieval=_by_pair(sm.input.retrieval), cka=_by_pair(sm.input.cka),

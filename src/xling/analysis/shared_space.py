@@ -21,6 +21,7 @@ from pathlib import Path
 
 from xling.analysis.align import iterative_normalize, sentence_retrieval_p1
 from xling.analysis.run import Encoders, ModelSpec, fifteen_way
+from xling.config import data_language, fill_defaults, load
 from xling.preprocess.tokenize import TokenizeSettings
 
 
@@ -35,7 +36,7 @@ def shared_space_retrieval(checkpoint: Path, dictionary: Path, bpe: Path, langs:
     if len(sentences[0]) != len(sentences[1]):
         raise ValueError(f"parallel sentences needed, got {len(sentences[0])} and {len(sentences[1])}")
     enc = Encoders(settings, max_seq_len, batch_size, device)
-    reads = [lang if lang in settings else lang.removesuffix("_prime") for lang in langs]
+    reads = [data_language(lang) for lang in langs]
     a = enc(ModelSpec(Path(checkpoint), Path(dictionary), Path(bpe), langs[0], text_lang=reads[0]), sentences[0])
     b = enc(ModelSpec(Path(checkpoint), Path(dictionary), Path(bpe), langs[1], text_lang=reads[1]), sentences[1])
     layers = range(a.shape[0])
@@ -47,8 +48,6 @@ def shared_space_retrieval(checkpoint: Path, dictionary: Path, bpe: Path, langs:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from xling import config as xcfg
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True, type=Path)
@@ -61,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="config files, merged in order: how each language was tokenised")
     ap.add_argument("--out", type=Path, help="write the JSON here as well")
     args = ap.parse_args(argv)
-    cfg = xcfg.fill_defaults(xcfg.load(*args.config))
-    texts = [lang.removesuffix("_prime") for lang in args.langs]
+    cfg = fill_defaults(load(*args.config))
+    texts = [data_language(lang) for lang in args.langs]
     rows = fifteen_way(args.way15, sorted(set(texts)), args.rows)
     settings = {lang: TokenizeSettings.from_config(cfg, lang) for lang in set(texts)}
     res = shared_space_retrieval(args.checkpoint, args.dictionary, args.bpe, tuple(args.langs),

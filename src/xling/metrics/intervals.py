@@ -43,12 +43,9 @@ def _mean_var(xs: Sequence[float]) -> tuple[float, float, int]:
 
 
 def t_interval(xs: Sequence[float], level: float = LEVEL) -> Interval:
-    """Mean of ``xs`` with its two-sided Student-t interval (n - 1 degrees of freedom)."""
-    m, var, n = _mean_var(xs)
-    if n < 2:
-        return Interval(m, None, None, n)
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(var / n)
-    return Interval(m, m - half, m + half, n)
+    """Mean of ``xs`` with its two-sided Student-t interval (n - 1 degrees of freedom): the
+    contrast of one group, whose Welch-Satterthwaite degrees of freedom are n - 1."""
+    return contrast_interval([xs], [1.0], level)
 
 
 def contrast_interval(groups: Sequence[Sequence[float]], weights: Sequence[float],

@@ -22,6 +22,16 @@ from xling.report.render import (
 )
 
 
+def table1_from_results(results, settings: Sequence[str], labels: dict[str, str], pairs: Sequence[str],
+                        tasks: Sequence[str], top_k: int = 2, baseline: str = "default", source: str = "en",
+                        unavailable: dict[str, dict[str, str]] | None = None):
+    """(cells, Table1) from a finetune directory or a list of result.json paths; ``unavailable``:
+    task -> target language -> why that column was not run."""
+    cells = collect_results(results)
+    missing = {(task, lang): why for task, langs in (unavailable or {}).items() for lang, why in langs.items()}
+    return cells, build_table1(aggregate(cells, top_k), settings, labels, pairs, tasks, baseline, source, missing)
+
+
 def build_report(
     results,
     out_dir: Path,
@@ -40,9 +50,7 @@ def build_report(
     ``results``: a finetune directory or a list of result.json paths. ``unavailable``: task ->
     target language -> why that column was not run (shown in its cells). Returns the Table1 numbers."""
     out_dir = Path(out_dir)
-    cells = collect_results(results)
-    missing = {(task, lang): why for task, langs in (unavailable or {}).items() for lang, why in langs.items()}
-    table = build_table1(aggregate(cells, top_k), settings, labels, pairs, tasks, baseline, source, missing)
+    cells, table = table1_from_results(results, settings, labels, pairs, tasks, top_k, baseline, source, unavailable)
     header = (note + " " if note else "") + (
         f"Zero-shot transfer from {source}; each cell is the mean target-language score of the best "
         f"{top_k} hyperparameter settings by {source} dev; Δ = average over the languages minus "

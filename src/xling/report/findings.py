@@ -16,7 +16,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from xling.metrics.intervals import Interval, contrast_interval, newcombe_interval, wilson_interval
+from xling.metrics.intervals import Interval, contrast_interval, newcombe_interval, t_interval, wilson_interval
 from xling.report.aggregate import Table1
 from xling.report.render import TASK_TITLES
 
@@ -38,14 +38,12 @@ class Finding:
     number: str = "{:+.1f}"  # how the estimate and its bounds are written
 
 
-def _verdict(iv: Interval, positive: bool = True) -> str:
-    """HOLDS when the interval is above 0 (below, for ``positive=False``), FAILS on the other side."""
+def _verdict(iv: Interval) -> str:
+    """HOLDS when the interval is above 0, FAILS when below, INCONCLUSIVE when it straddles 0 or
+    there is none."""
     if iv.low is None:
         return INCONCLUSIVE
-    above, below = iv.low > 0, iv.high < 0
-    if positive:
-        return HOLDS if above else FAILS if below else INCONCLUSIVE
-    return HOLDS if below else FAILS if above else INCONCLUSIVE
+    return HOLDS if iv.low > 0 else FAILS if iv.high < 0 else INCONCLUSIVE
 
 
 def _all(verdicts: Sequence[str]) -> str:
@@ -87,15 +85,15 @@ def _fmt(iv: Interval | None, number: str = "{:+.1f}") -> str:
 
 
 def _claim(rows: _Rows, tasks: Sequence[str], claim: str, statistic: str,
-           contrasts: Mapping[str, Mapping[str, float]], positive: bool = True) -> Finding:
-    """A claim that every contrast (name -> row weights) is > 0 (or < 0); its number is the contrast
-    nearest to failing, on the task-averaged score."""
+           contrasts: Mapping[str, Mapping[str, float]]) -> Finding:
+    """A claim that every contrast (name -> row weights) is > 0; its number is the contrast nearest
+    to failing, on the task-averaged score."""
     def judge(task):
         ivs = {name: rows.contrast(w, task) for name, w in contrasts.items()}
         if not ivs or any(iv is None for iv in ivs.values()):
             return None, NOT_RUN
-        worst = min(ivs.items(), key=lambda kv: kv[1].estimate if positive else -kv[1].estimate)
-        return worst, _all([_verdict(iv, positive) for iv in ivs.values()])
+        worst = min(ivs.items(), key=lambda kv: kv[1].estimate)
+        return worst, _all([_verdict(iv) for iv in ivs.values()])
 
     overall, status = judge(None)
     per_task = {task: judge(task)[1] for task in tasks}
@@ -115,9 +113,7 @@ def table1_findings(t: Table1, separate: Mapping[str, Mapping], baseline: str = 
                   {labels[o]: {o: 1.0, worst: -1.0} for o in t.settings if o != worst} if worst in t.settings else {})]
     xnli = rows.reps(worst, "xnli") if "xnli" in t.tasks else None
     if xnli:
-        iv = contrast_interval([xnli], [1.0])
-        gap = Interval(iv.estimate - CHANCE["xnli"], *(None, None) if iv.low is None else
-                       (iv.low - CHANCE["xnli"], iv.high - CHANCE["xnli"]), iv.n)
+        gap = t_interval([x - CHANCE["xnli"] for x in xnli])
         near = (INCONCLUSIVE if gap.low is None else HOLDS if -NEAR_CHANCE < gap.low and gap.high < NEAR_CHANCE
                 else FAILS if gap.low >= NEAR_CHANCE else INCONCLUSIVE)
         out.append(Finding(f"1b. {labels.get(worst, worst)} is near chance on XNLI",
