@@ -60,6 +60,8 @@ def test_missing_required_key():
 def test_cross_checks():
     assert "ja" in broken(lambda c: c["pairs"].append("en-ja"))
     assert "no shared layer" in broken(lambda c: c["settings"]["sep_l1_6"]["separate"].update(layers=8))
+    assert "need separate token embeddings" in broken(
+        lambda c: c["settings"]["default"]["separate"].update(positions=True))
     assert "does not divide" in broken(lambda c: c["model"].update(heads=7))
 
 

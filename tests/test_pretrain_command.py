@@ -96,6 +96,14 @@ def test_separation_options(name):
     assert ("--language-vocab-mask" in o) == sep["embeddings"]
     assert int(o["--separate-layers"]) == sep["layers"]
     assert ("--find-unused-parameters" in o) == (sep["embeddings"] or sep["layers"] > 0)
+    # the paper's Sep Emb separates positions too
+    assert "--shared-positions" not in o
+
+
+def test_shared_positions_need_separate_embeddings():
+    with pytest.raises(ConfigError, match="separate.positions needs separate.embeddings"):
+        fairseq_train_command("d", "s", {"separate": {"embeddings": False, "positions": True, "layers": 0}},
+                              CONFIG["model"], CONFIG["pretrain"], ["en", "fr"], 1, False, 1)
 
 
 @pytest.mark.parametrize("name", ["default", "sep_emb_l1_6"])

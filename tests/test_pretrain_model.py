@@ -93,3 +93,34 @@ def test_mixed_language_batch_is_refused(data_dir, tmp_path):
     assert len(extra["inner_states"]) == 1 + TINY_MODEL["layers"]
     # fr's softmax never predicts an en-only word
     assert torch.isinf(logits[..., ~model.encoder.vocab_mask[1]]).all()
+
+
+def test_shared_positions_separate_only_the_token_embeddings(data_dir, tmp_path):
+    """The "fake language" option: one positional embedding and LayerNorm for both languages,
+    so a step on en moves them, while fr's token embeddings stay as they were."""
+    setting = {"separate": {"embeddings": True, "positions": False, "layers": 0}}
+    cmd = fairseq_train_command(data_dir, tmp_path, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 0, True, 1)
+    assert "--shared-positions" in cmd
+    _, task, model, criterion = build(cmd)
+    enc = model.encoder
+    assert len(enc.embed_tokens) == 2 and len(enc.embed_positions) == 1 and len(enc.emb_layer_norm) == 1
+    assert {id(p) for p in enc.language_specific_parameters(1)} == {id(p) for p in enc.embed_tokens[1].parameters()}
+    task.load_dataset("train_en")
+    ds = task.dataset("train_en")
+    sample = ds.collater([ds[i] for i in range(8)])
+    pos_before = enc.embed_positions[0].weight.detach().clone()
+    fr_before = enc.embed_tokens[1].weight.detach().clone()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    loss, sample_size, _ = criterion(model, sample)
+    (loss / sample_size).backward()
+    opt.step()
+    assert not torch.equal(pos_before, enc.embed_positions[0].weight)
+    assert torch.equal(fr_before, enc.embed_tokens[1].weight)
+    # both languages read the one positional table
+    tokens = torch.full((1, 5), 10)
+    model.eval()
+    for lang in (0, 1):
+        _, extra = model(tokens, src_lang_id=torch.tensor([lang]), features_only=True, return_all_hiddens=True)
+        emb_only = enc.emb_layer_norm[0](enc.embed_tokens[lang](tokens) + enc.embed_positions[0].weight[:5][None])
+        assert torch.allclose(extra["inner_states"][0], emb_only)

@@ -149,6 +149,9 @@ def _cross_check(cfg: dict) -> Iterable[str]:
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
     n_layers = cfg["model"]["layers"]
     for name, s in cfg["settings"].items():
+        if s["separate"].get("positions") and not s["separate"]["embeddings"]:
+            yield (f"config key 'settings.{name}.separate.positions': separate positional embeddings "
+                   f"need separate token embeddings (separate.embeddings: true)")
         if s["separate"]["layers"] >= n_layers:
             yield (f"config key 'settings.{name}.separate.layers': {s['separate']['layers']} separate "
                    f"layers leaves no shared layer of model.layers={n_layers}")

@@ -52,6 +52,9 @@ def fairseq_train_command(
     if not languages or len(set(languages)) != len(languages):
         raise ConfigError(f"pretraining needs distinct languages, got {languages}")
     sep_emb = bool(setting["separate"]["embeddings"])
+    sep_pos = bool(setting["separate"].get("positions", sep_emb))
+    if sep_pos and not sep_emb:
+        raise ConfigError("separate.positions needs separate.embeddings")
     sep_layers = int(setting["separate"]["layers"])
     if not 0 <= sep_layers <= int(model["layers"]):
         raise ConfigError(f"separate.layers={sep_layers} outside 0..{model['layers']}")
@@ -125,6 +128,8 @@ def fairseq_train_command(
     ]
     if sep_emb:
         cmd += ["--separate-embeddings", "--in-language-replacement", "--language-vocab-mask"]
+        if not sep_pos:
+            cmd.append("--shared-positions")
     if pretrain["one_language_batches"] or sep_emb or sep_layers:
         # per-language parameters need one language per batch
         cmd.append("--one-language-batches")

@@ -3,7 +3,9 @@
 ``--separate-embeddings``: token + positional embeddings (and their LayerNorm) per language;
 the output softmax is tied to the batch language's embeddings, and with
 ``--language-vocab-mask`` it only covers that language's tokens (dict.<lang>.txt), so the
-other language's rows get no gradient. ``--separate-layers k``: Transformer layers 1..k per
+other language's rows get no gradient. ``--shared-positions`` keeps one positional embedding
+(and LayerNorm) for all languages beside separate token embeddings: the "fake language" setup
+of Dufter & Schütze (2020), not one of the paper's rows. ``--separate-layers k``: Transformer layers 1..k per
 language, the rest shared. The batch language comes from the task as ``src_lang_id``.
 """
 
@@ -46,11 +48,13 @@ class XlingMLMEncoder(FairseqEncoder):
         self.padding_idx = dictionary.pad()
         self.max_positions_ = args.max_positions
         self.dropout = nn.Dropout(args.dropout)
+        self.shared_positions = bool(getattr(args, "shared_positions", False))
         n_emb = n_languages if self.separate_embeddings else 1
+        n_pos = 1 if self.shared_positions else n_emb
         self.embed_tokens = nn.ModuleList(
             nn.Embedding(vocab, dim, padding_idx=self.padding_idx) for _ in range(n_emb))
-        self.embed_positions = nn.ModuleList(nn.Embedding(args.max_positions, dim) for _ in range(n_emb))
-        self.emb_layer_norm = nn.ModuleList(nn.LayerNorm(dim) for _ in range(n_emb))
+        self.embed_positions = nn.ModuleList(nn.Embedding(args.max_positions, dim) for _ in range(n_pos))
+        self.emb_layer_norm = nn.ModuleList(nn.LayerNorm(dim) for _ in range(n_pos))
 
         def layer():
             return build_layer(dim, args.encoder_attention_heads, args.encoder_ffn_embed_dim,
@@ -93,13 +97,18 @@ class XlingMLMEncoder(FairseqEncoder):
     def _emb_index(self, lang: int) -> int:
         return lang if self.separate_embeddings else 0
 
+    def _pos_index(self, lang: int) -> int:
+        return 0 if self.shared_positions else self._emb_index(lang)
+
     def language_specific_parameters(self, lang: int) -> list[nn.Parameter]:
         if not self.separate_embeddings and self.separate_layers == 0:
             return []
         params = []
         if self.separate_embeddings:
-            for mod in (self.embed_tokens, self.embed_positions, self.emb_layer_norm):
-                params.extend(mod[lang].parameters())
+            params.extend(self.embed_tokens[lang].parameters())
+            if not self.shared_positions:
+                for mod in (self.embed_positions, self.emb_layer_norm):
+                    params.extend(mod[lang].parameters())
         params.extend(self.language_layers[lang].parameters())
         return params
 
@@ -116,10 +125,10 @@ class XlingMLMEncoder(FairseqEncoder):
             padding_mask = src_tokens.eq(self.padding_idx)
         if not padding_mask.any():
             padding_mask = None  # lets torch skip the masking work
-        e = self._emb_index(lang)
+        e, p = self._emb_index(lang), self._pos_index(lang)
         positions = torch.arange(src_tokens.size(1), device=src_tokens.device)
-        x = self.embed_tokens[e](src_tokens) + self.embed_positions[e](positions)[None]
-        x = self.dropout(self.emb_layer_norm[e](x))
+        x = self.embed_tokens[e](src_tokens) + self.embed_positions[p](positions)[None]
+        x = self.dropout(self.emb_layer_norm[p](x))
         if padding_mask is not None:
             x = x.masked_fill(padding_mask.unsqueeze(-1), 0.0)
         states = [x] if return_all_hiddens else None
@@ -165,6 +174,8 @@ class XlingMLMModel(FairseqEncoderModel):
         parser.add_argument("--max-positions", type=int)
         parser.add_argument("--separate-embeddings", action="store_true",
                             help="token + positional embeddings (and tied softmax) per language")
+        parser.add_argument("--shared-positions", action="store_true",
+                            help="with --separate-embeddings: one positional embedding for all languages")
         parser.add_argument("--separate-layers", type=int, metavar="K",
                             help="Transformer layers 1..K per language")
 
@@ -203,4 +214,5 @@ def base_architecture(args):
         args.attention_dropout = 0.1
     args.max_positions = getattr(args, "max_positions", None)
     args.separate_embeddings = getattr(args, "separate_embeddings", False)
+    args.shared_positions = getattr(args, "shared_positions", False)
     args.separate_layers = getattr(args, "separate_layers", None) or 0
