@@ -74,6 +74,24 @@ def test_fast_align_links_swap_adjective_and_noun(tools):
     assert right >= 0.95 * (len(links) - 1), links[:5]
 
 
+def test_eflomal_links_swap_adjective_and_noun(tools):
+    """The alternative aligner on the same corpus, symmetrised by the same atools."""
+    pytest.importorskip("eflomal")
+    en, fr = _corpus(400, seed=1)
+    en.append(["alone"])
+    fr.append([])
+    links = align(en, fr, tools, aligner="eflomal")
+    assert len(links) == len(en) and links[-1] == []
+    expected = [(0, 0), (1, 2), (2, 1), (3, 3)]
+    right = sum(sorted(one_to_one(l)) == expected for l in links[:-1])
+    assert right >= 0.95 * (len(links) - 1), links[:5]
+
+
+def test_an_unknown_aligner_is_refused(tools):
+    with pytest.raises(ValueError, match="fast_align, eflomal"):
+        align([["a"]], [["b"]], tools, aligner="giza")
+
+
 def _atools(tools, fwd: str, rev: str, tmp_path: Path, how: str) -> str:
     (tmp_path / "f").write_text(fwd + "\n")
     (tmp_path / "r").write_text(rev + "\n")

@@ -292,6 +292,19 @@ def test_a_changed_setting_reruns_exactly_the_jobs_that_use_it(slice_run, tmp_pa
 
 
 @pytest.mark.slow
+def test_the_aligner_is_a_tracked_param(slice_run, tmp_path):
+    """Switching Figure 5's aligner to eflomal reruns the links and what is built on them."""
+    workdir, configs = slice_run
+    (tmp_path / "aligner.yaml").write_text("analysis: {transfer: {aligner: eflomal}}\n")
+    proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", *configs, str(tmp_path / "aligner.yaml"),
+                     "--", FIGURE_TARGETS[1])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = scheduled(proc.stdout)
+    assert [rule for rule, why in jobs if "Params have changed" in why] == ["word_links"], jobs
+    assert {rule for rule, _ in jobs} == {"word_links", "contextual_maps", "transfer"}, jobs
+
+
+@pytest.mark.slow
 def test_snakemake_report_shows_the_marked_results_in_a_browser(slice_run, tmp_path):
     """`snakemake --report` after a run: a self-contained zip and page holding the marked results
     (here the anchor table, built for the purpose) with their categories and captions; opened in

@@ -23,8 +23,8 @@ rule build_fast_align:
 
 
 rule word_links:
-    """One-to-one fast_align links (forward, reverse, grow-diag-final-and) of the 15-way rows,
-    tokenised as the pretraining corpora were."""
+    """One-to-one links (fast_align or eflomal forward and reverse, atools grow-diag-final-and) of
+    the 15-way rows, tokenised as the pretraining corpora were."""
     input:
         unpack(lambda w: segmenter_inputs(*pair_langs(w.pair))),
         **FAST_ALIGN,
@@ -43,6 +43,7 @@ rule word_links:
     params:
         pair=lambda w: w.pair,
         rows=FIG5["rows"],
+        aligner=FIG5["aligner"],
         tokenize=lambda w: tokenize_params(*pair_langs(w.pair)),
     script:
         "../scripts/word_links.py"

@@ -4,6 +4,8 @@ fast_align forward and reverse over tokenised parallel sentences, symmetrised wi
 
 fast_align is on neither PyPI nor Debian: ``build_fast_align`` compiles its source release (a
 ``git archive`` tarball of github.com/clab/fast_align) with cmake and the system's C++ compiler.
+The alternative directional aligner is eflomal (Östling & Tiedemann 2016, on PyPI): it replaces
+fast_align's two runs, and its links are symmetrised by the same ``atools``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from xling.io import atomic_path
 
 Links = list[tuple[int, int]]
 TOOLS = ("fast_align", "atools")
+ALIGNERS = ("fast_align", "eflomal")
 
 
 def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
@@ -79,24 +82,42 @@ def one_to_one(links: Links) -> Links:
     return sorted({(i, j) for i, j in links if src[i] == 1 and tgt[j] == 1})
 
 
+def _fast_align_directions(text: Path, fwd: Path, rev: Path, tools: dict[str, Path]) -> None:
+    """fast_align's recommended ``-d -o -v``, forward then reverse, on a ``src ||| tgt`` file."""
+    for path, extra in ((fwd, []), (rev, ["-r"])):
+        res = _run([str(tools["fast_align"]), "-i", str(text), "-d", "-o", "-v", *extra], "fast_align")
+        path.write_text(res.stdout, encoding="utf-8")
+
+
+def _eflomal_directions(src: list[str], tgt: list[str], fwd: Path, rev: Path) -> None:
+    """eflomal's default model (HMM + fertility, 3 samplers), both directions in one run. It seeds
+    its sampler from /dev/urandom: two runs give slightly different links."""
+    import eflomal  # only this aligner needs it
+    eflomal.Aligner().align(src, tgt, links_filename_fwd=str(fwd), links_filename_rev=str(rev), quiet=True)
+
+
 def align(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], tools: dict[str, Path],
-          heuristic: str = "grow-diag-final-and") -> list[Links]:
-    """Symmetrised fast_align links of each sentence pair (tokens; fast_align's recommended
-    ``-d -o -v``, forward then reverse). A pair with an empty side gets no links."""
+          heuristic: str = "grow-diag-final-and", aligner: str = "fast_align") -> list[Links]:
+    """Symmetrised links of each sentence pair (tokens): ``aligner`` (fast_align or eflomal)
+    forward and reverse, then ``atools -c heuristic``. A pair with an empty side gets no links."""
     if len(src) != len(tgt):
         raise ValueError(f"align: {len(src)} source sentences but {len(tgt)} target sentences")
+    if aligner not in ALIGNERS:
+        raise ValueError(f"align: aligner must be one of {', '.join(ALIGNERS)}, got {aligner!r}")
     keep = [i for i, (s, t) in enumerate(zip(src, tgt)) if s and t]
     out: list[Links] = [[] for _ in src]
     if not keep:
         return out
     with tempfile.TemporaryDirectory(prefix="align.") as tmp:
         text, fwd, rev = (Path(tmp) / name for name in ("text", "fwd", "rev"))
-        with open(text, "w", encoding="utf-8") as fh:
-            for i in keep:
-                fh.write(" ".join(src[i]) + " ||| " + " ".join(tgt[i]) + "\n")
-        for path, extra in ((fwd, []), (rev, ["-r"])):
-            res = _run([str(tools["fast_align"]), "-i", str(text), "-d", "-o", "-v", *extra], "fast_align")
-            path.write_text(res.stdout, encoding="utf-8")
+        src_lines = [" ".join(src[i]) for i in keep]
+        tgt_lines = [" ".join(tgt[i]) for i in keep]
+        if aligner == "fast_align":
+            with open(text, "w", encoding="utf-8") as fh:
+                fh.writelines(f"{a} ||| {b}\n" for a, b in zip(src_lines, tgt_lines))
+            _fast_align_directions(text, fwd, rev, tools)
+        else:
+            _eflomal_directions(src_lines, tgt_lines, fwd, rev)
         sym = _run([str(tools["atools"]), "-i", str(fwd), "-j", str(rev), "-c", heuristic], "atools").stdout
     lines = sym.splitlines()
     if len(lines) != len(keep):

@@ -271,9 +271,10 @@ def read_links(path: Path) -> tuple[list[list[str]], list[list[str]], list[list[
 
 
 def run_links(pair: str, way15_root: Path, rows: int, settings: dict, tools: dict[str, Path], out: Path,
-              log: Log | None = None) -> dict:
-    """One-to-one fast_align links of the first ``rows`` XNLI-15way rows of ``pair`` (src-tgt),
-    both sides tokenised as their pretraining corpora were (``settings``: lang -> TokenizeSettings)."""
+              aligner: str = "fast_align", log: Log | None = None) -> dict:
+    """One-to-one links (``aligner`` both ways, grow-diag-final-and) of the first ``rows``
+    XNLI-15way rows of ``pair`` (src-tgt), both sides tokenised as their pretraining corpora were
+    (``settings``: lang -> TokenizeSettings)."""
     from xling.analysis.fastalign import align, one_to_one
     from xling.analysis.run import fifteen_way
     from xling.finetune.text import line_and_word_tokenizers
@@ -282,11 +283,11 @@ def run_links(pair: str, way15_root: Path, rows: int, settings: dict, tools: dic
     src, tgt = pair.split("-")
     sents = fifteen_way(way15_root, [src, tgt], rows)
     tok = {lang: line_and_word_tokenizers(settings[lang])[0](sents[lang]) for lang in (src, tgt)}
-    links = [one_to_one(l) for l in align(tok[src], tok[tgt], tools)]
+    links = [one_to_one(l) for l in align(tok[src], tok[tgt], tools, aligner=aligner)]
     write_links(out, tok[src], tok[tgt], links)
     n = sum(map(len, links))
-    log(f"{pair}: {n} one-to-one links in {len(links)} sentence pairs")
-    return {"rows": len(links), "links": n}
+    log(f"{pair}: {n} one-to-one {aligner} links in {len(links)} sentence pairs")
+    return {"rows": len(links), "links": n, "aligner": aligner}
 
 
 def _fitting(links, src_tok, tgt_tok, fits_src, fits_tgt):
