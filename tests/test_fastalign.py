@@ -76,7 +76,6 @@ def test_fast_align_links_swap_adjective_and_noun(tools):
 
 def test_eflomal_links_swap_adjective_and_noun(tools):
     """The alternative aligner on the same corpus, symmetrised by the same atools."""
-    pytest.importorskip("eflomal")
     en, fr = _corpus(400, seed=1)
     en.append(["alone"])
     fr.append([])
