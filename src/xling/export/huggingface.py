@@ -37,7 +37,7 @@ SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
 
 
 def exportable(encoder) -> str | None:
-    """None when ``encoder`` (an XlingMLMEncoder) maps onto BERT, else why not."""
+    """None when ``encoder`` (an encoder of xling.pretrain.encoder) maps onto BERT, else why not."""
     if encoder.separate_embeddings:
         return "its embeddings are separate per language"
     if encoder.separate_layers:
@@ -48,7 +48,7 @@ def exportable(encoder) -> str | None:
 
 
 def bert_config(encoder, dictionary):
-    """The ``BertConfig`` of ``encoder`` (an XlingMLMEncoder; its torch layers hold the sizes)."""
+    """The ``BertConfig`` of ``encoder`` (an encoder of xling.pretrain.encoder; its torch layers hold the sizes)."""
     from transformers import BertConfig
 
     layer = encoder.shared_layers[0]

@@ -4,7 +4,9 @@
 * ``fairseq_plugin``: the ``--user-dir`` plugin (task ``xling_multilingual_mlm``, model
   ``xling_mlm`` with per-language embeddings/bottom layers, optimizer ``xling_adam``);
 * ``run``: runs/resumes a job and writes ``done.json`` (workflow/scripts/pretrain.py);
-* ``loader``: ``load_encoder(checkpoint)`` for fine-tuning and analysis;
+* ``encoder``: the model's modules in plain torch, shared by the plugin and the loader;
+* ``loader``: ``load_encoder(checkpoint)`` for fine-tuning and analysis, without importing
+  fairseq (``dictionary`` reads its ``dict.txt``);
 * ``sampling``, ``vocab``: the pure maths (language sampling, per-language vocabularies).
 
 The code that builds fairseq's objects inside the process and writes tiny binarised corpora,

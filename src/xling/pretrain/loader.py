@@ -1,16 +1,17 @@
 """Load a pretrained checkpoint as an encoder giving every layer's hidden states
-(the contract of docs/ARCHITECTURE.md, used by fine-tuning and analysis)."""
+(the contract of docs/ARCHITECTURE.md, used by fine-tuning and analysis). Imports no fairseq:
+the checkpoint holds plain tensors and an argparse Namespace, the dictionary is a text file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import torch
-from fairseq.data import Dictionary
 from torch import nn
 
 from xling.errors import InputError
-from xling.pretrain.fairseq_plugin.mlm_model import MODEL_NAME, XlingMLMEncoder, base_architecture
+from xling.pretrain.dictionary import TokenDictionary
+from xling.pretrain.encoder import MODEL_NAME, MLMEncoder, fill_model_args
 
 
 class LoadedEncoder(nn.Module):
@@ -19,7 +20,7 @@ class LoadedEncoder(nn.Module):
     Token ids follow ``dictionary`` (the shared ``dict.txt`` plus ``<mask>``); sequences
     should start with ``dictionary.bos()`` as the pretraining streams did."""
 
-    def __init__(self, encoder: XlingMLMEncoder, dictionary: Dictionary, languages: list[str]):
+    def __init__(self, encoder: MLMEncoder, dictionary: TokenDictionary, languages: list[str]):
         super().__init__()
         self.encoder = encoder
         self.dictionary = dictionary
@@ -65,11 +66,11 @@ def load_encoder(
     margs, targs = cfg.get("model"), cfg.get("task")
     if margs is None or getattr(margs, "_name", getattr(margs, "arch", None)) != MODEL_NAME:
         raise InputError(checkpoint, None, f"a fairseq checkpoint of the {MODEL_NAME} model")
-    base_architecture(margs)
+    fill_model_args(margs)
     dict_path = Path(dictionary) if dictionary is not None else Path(targs.data.split(":")[0]) / "dict.txt"
     if not dict_path.exists():
         raise InputError(dict_path, None, "the dict.txt the model was pretrained with")
-    dictionary = Dictionary.load(str(dict_path))
+    dictionary = TokenDictionary.load(dict_path)
     dictionary.add_symbol("<mask>")  # as the task does
     languages = [lang for lang in targs.languages.split(",") if lang]
     weights = state["model"]
@@ -79,7 +80,7 @@ def load_encoder(
                          f"(with <mask>) as in {checkpoint.name}", str(len(dictionary)))
     if random_init_seed is not None:
         torch.manual_seed(random_init_seed)  # the model's own (BERT) initialisation, seeded
-    encoder = XlingMLMEncoder(margs, dictionary, len(languages), vocab_masks)
+    encoder = MLMEncoder(margs, len(dictionary), dictionary.pad(), len(languages), vocab_masks)
     if random_init_seed is None:
         encoder.load_state_dict({k.removeprefix("encoder."): v for k, v in weights.items()}, strict=True)
     encoder.eval()

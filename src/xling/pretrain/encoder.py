@@ -1,0 +1,198 @@
+"""The MLM encoder of the paper's models (3.1, 4.3) in plain torch.
+
+Training builds it inside fairseq (``xling.pretrain.fairseq_plugin.mlm_model``); fine-tuning and
+analysis rebuild it from a checkpoint with :class:`MLMEncoder`, which imports no fairseq (fairseq's
+import costs seconds in every short job). Both share :class:`EncoderCore`, so parameter names
+and the computation are one.
+
+Separate embeddings: token + positional embeddings (and their LayerNorm) per language; the
+output softmax is tied to the batch language's embeddings, and with a vocabulary mask it only
+covers that language's tokens (dict.<lang>.txt), so the other language's rows get no gradient.
+Shared positions keep one positional embedding (and LayerNorm) for all languages beside separate
+token embeddings: the "fake language" setup of Dufter & Schütze (2020), not one of the paper's
+rows. Separate layers k: Transformer layers 1..k per language, the rest shared.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+MODEL_NAME = "xling_mlm"  # its fairseq model name (checkpoints record it)
+
+
+def init_bert_params(module: nn.Module) -> None:
+    """BERT's initialisation as fairseq's ``init_bert_params`` does it (same draws in the same
+    order, so a seeded random encoder is the same with either), for torch's modules: N(0, 0.02)
+    weights of Linear and Embedding layers, zero biases and padding rows."""
+    if isinstance(module, nn.Linear):
+        module.weight.data.normal_(mean=0.0, std=0.02)
+        if module.bias is not None:
+            module.bias.data.zero_()
+    if isinstance(module, nn.Embedding):
+        module.weight.data.normal_(mean=0.0, std=0.02)
+        if module.padding_idx is not None:
+            module.weight.data[module.padding_idx].zero_()
+
+
+def fill_model_args(args) -> None:
+    """The paper's model (3.1) where ``args`` leaves a size unset; older checkpoints lack the
+    newer options, whose defaults keep their meaning."""
+    args.encoder_layers = getattr(args, "encoder_layers", None) or 8
+    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", None) or 768
+    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", None) or 3072
+    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", None) or 12
+    args.activation_fn = getattr(args, "activation_fn", None) or "gelu"
+    if getattr(args, "dropout", None) is None:
+        args.dropout = 0.1
+    if getattr(args, "attention_dropout", None) is None:
+        args.attention_dropout = 0.1
+    args.max_positions = getattr(args, "max_positions", None)
+    args.separate_embeddings = getattr(args, "separate_embeddings", False)
+    args.shared_positions = getattr(args, "shared_positions", False)
+    args.separate_layers = getattr(args, "separate_layers", None) or 0
+
+
+def build_layer(dim: int, heads: int, ffn_dim: int, dropout: float, attention_dropout: float, activation: str):
+    """Post-LN (BERT) Transformer layer from torch, with its own attention dropout."""
+    layer = nn.TransformerEncoderLayer(
+        dim, heads, ffn_dim, dropout=dropout, activation=activation, batch_first=True, norm_first=False)
+    layer.self_attn.dropout = attention_dropout
+    return layer
+
+
+class EncoderCore:
+    """The encoder's modules and computation; a mixin so that the fairseq model (training) and
+    :class:`MLMEncoder` (loading, no fairseq import) have the same parameter names."""
+
+    def _build(self, args, vocab: int, padding_idx: int, n_languages: int, vocab_masks: torch.Tensor | None):
+        dim = args.encoder_embed_dim
+        self.n_languages = n_languages
+        self.num_layers = args.encoder_layers
+        self.dim = dim
+        self.separate_embeddings = bool(args.separate_embeddings)
+        self.separate_layers = int(args.separate_layers)
+        if not 0 <= self.separate_layers <= self.num_layers:
+            raise ValueError(f"--separate-layers must be in 0..{self.num_layers}, got {self.separate_layers}")
+        self.padding_idx = padding_idx
+        self.max_positions_ = args.max_positions
+        self.dropout = nn.Dropout(args.dropout)
+        self.shared_positions = bool(getattr(args, "shared_positions", False))
+        n_emb = n_languages if self.separate_embeddings else 1
+        n_pos = 1 if self.shared_positions else n_emb
+        self.embed_tokens = nn.ModuleList(
+            nn.Embedding(vocab, dim, padding_idx=self.padding_idx) for _ in range(n_emb))
+        self.embed_positions = nn.ModuleList(nn.Embedding(args.max_positions, dim) for _ in range(n_pos))
+        self.emb_layer_norm = nn.ModuleList(nn.LayerNorm(dim) for _ in range(n_pos))
+
+        def layer():
+            return build_layer(dim, args.encoder_attention_heads, args.encoder_ffn_embed_dim,
+                               args.dropout, args.attention_dropout, args.activation_fn)
+
+        self.language_layers = nn.ModuleList(
+            nn.ModuleList(layer() for _ in range(self.separate_layers)) for _ in range(n_languages))
+        self.shared_layers = nn.ModuleList(layer() for _ in range(self.num_layers - self.separate_layers))
+        self.lm_dense = nn.Linear(dim, dim)
+        self.lm_activation = args.activation_fn
+        self.lm_layer_norm = nn.LayerNorm(dim)
+        self.lm_bias = nn.Parameter(torch.zeros(vocab))
+        if vocab_masks is not None:
+            self.register_buffer("vocab_mask", vocab_masks.bool())
+        else:
+            self.vocab_mask = None
+        self.apply(init_bert_params)
+
+    # -- language handling -------------------------------------------------------------
+    @property
+    def language_specific(self) -> bool:
+        return self.separate_embeddings or self.separate_layers > 0 or self.vocab_mask is not None
+
+    def batch_language(self, src_lang_id) -> int:
+        """The single language of a batch (needed when parts are per language)."""
+        if not self.language_specific:
+            return 0
+        if src_lang_id is None:
+            raise ValueError("this model has per-language parts: src_lang_id is required")
+        if isinstance(src_lang_id, int):
+            lang = src_lang_id
+        else:
+            lang = int(src_lang_id.reshape(-1)[0])
+            if not bool((src_lang_id == lang).all()):
+                raise ValueError("a batch must hold one language (use --one-language-batches)")
+        if not 0 <= lang < self.n_languages:
+            raise ValueError(f"language id {lang} outside 0..{self.n_languages - 1}")
+        return lang
+
+    def _emb_index(self, lang: int) -> int:
+        return lang if self.separate_embeddings else 0
+
+    def _pos_index(self, lang: int) -> int:
+        return 0 if self.shared_positions else self._emb_index(lang)
+
+    def language_specific_parameters(self, lang: int) -> list[nn.Parameter]:
+        if not self.separate_embeddings and self.separate_layers == 0:
+            return []
+        params = []
+        if self.separate_embeddings:
+            params.extend(self.embed_tokens[lang].parameters())
+            if not self.shared_positions:
+                for mod in (self.embed_positions, self.emb_layer_norm):
+                    params.extend(mod[lang].parameters())
+        params.extend(self.language_layers[lang].parameters())
+        return params
+
+    def shared_parameters(self) -> list[nn.Parameter]:
+        specific = {id(p) for lang in range(self.n_languages) for p in self.language_specific_parameters(lang)}
+        return [p for p in self.parameters() if id(p) not in specific]
+
+    # -- forward -------------------------------------------------------------------------
+    def extract_features(self, src_tokens, lang: int, padding_mask=None, return_all_hiddens=False):
+        """Hidden states [B, T, D] after the last layer, and (if asked) all 1 + L of them."""
+        if src_tokens.size(1) > self.max_positions_:
+            raise ValueError(f"sequence of {src_tokens.size(1)} tokens exceeds {self.max_positions_} positions")
+        if padding_mask is None:
+            padding_mask = src_tokens.eq(self.padding_idx)
+        if not padding_mask.any():
+            padding_mask = None  # lets torch skip the masking work
+        e, p = self._emb_index(lang), self._pos_index(lang)
+        positions = torch.arange(src_tokens.size(1), device=src_tokens.device)
+        x = self.embed_tokens[e](src_tokens) + self.embed_positions[p](positions)[None]
+        x = self.dropout(self.emb_layer_norm[p](x))
+        if padding_mask is not None:
+            x = x.masked_fill(padding_mask.unsqueeze(-1), 0.0)
+        states = [x] if return_all_hiddens else None
+        for layer in list(self.language_layers[lang]) + list(self.shared_layers):
+            x = layer(x, src_key_padding_mask=padding_mask)
+            if return_all_hiddens:
+                states.append(x)
+        return x, states
+
+    def output_layer(self, features, lang: int):
+        x = self.lm_dense(features)
+        x = F.gelu(x) if self.lm_activation == "gelu" else F.relu(x)
+        x = self.lm_layer_norm(x)
+        logits = F.linear(x, self.embed_tokens[self._emb_index(lang)].weight) + self.lm_bias
+        if self.vocab_mask is not None:
+            logits = logits.masked_fill(~self.vocab_mask[lang], float("-inf"))
+        return logits
+
+    def forward(self, src_tokens, src_lengths=None, src_lang_id=None, masked_tokens=None,
+                features_only=False, return_all_hiddens=False, **unused):
+        lang = self.batch_language(src_lang_id)
+        x, states = self.extract_features(src_tokens, lang, return_all_hiddens=return_all_hiddens)
+        if not features_only:
+            # project only the masked positions: the softmax is the costly part
+            x = self.output_layer(x[masked_tokens] if masked_tokens is not None else x, lang)
+        return x, {"inner_states": states}
+
+    def max_positions(self):
+        return self.max_positions_
+
+
+class MLMEncoder(EncoderCore, nn.Module):
+    """The encoder without fairseq: ``vocab`` entries (the dictionary with ``<mask>``)."""
+
+    def __init__(self, args, vocab: int, padding_idx: int, n_languages: int, vocab_masks: torch.Tensor | None):
+        nn.Module.__init__(self)
+        self._build(args, vocab, padding_idx, n_languages, vocab_masks)
