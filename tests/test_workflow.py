@@ -81,6 +81,8 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     # transformers exports: the 5 rows whose parts are all shared x 3 pairs, en-de, 6 monolingual
     assert counts["export_hf"] == 5 * 3 + 1 + 6
     assert counts["compute_ledger"] == 1 and counts["findings"] == 1
+    # the shared-space curve: Default, No anchors and Sep Emb + L1-6 of each pair, one figure
+    assert counts["shared_space"] == 3 * 3 and counts["shared_space_report"] == 1
 
 
 def test_seeds_replicate_table1_and_nothing_else(tmp_path, licensed_config):
@@ -95,6 +97,7 @@ def test_seeds_replicate_table1_and_nothing_else(tmp_path, licensed_config):
     assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) * 3 * 2
     assert counts["transfer"] == 2 * 3 * 9 and counts["export_hf"] == 5 * 3 + 1 + 6
     assert counts["findings"] == 1 and counts["report"] == 1
+    assert counts["shared_space"] == 3 * 3 * 3 and counts["shared_space_report"] == 1
     assert "results/paper/finetune/sep_l1_3/en-ru/seed4/ner/bs32_lr5e-05/seed2/result.json" in proc.stdout
 
 

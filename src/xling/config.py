@@ -160,6 +160,10 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     if "default" not in cfg["settings"]:
         yield "config key 'settings': a 'default' row is required (Table 1's Delta is relative to it)"
     a = cfg["analysis"]
+    for name in a.get("shared_space", {}).get("settings", []):
+        if name not in cfg["settings"]:
+            yield (f"config key 'analysis.shared_space.settings': {name!r} is not a row of "
+                   f"settings ({', '.join(cfg['settings'])})")
     if a["bilingual_setting"] is not None and a["bilingual_setting"] not in cfg["settings"]:
         yield (f"config key 'analysis.bilingual_setting': {a['bilingual_setting']!r} is not a row of "
                f"settings ({', '.join(cfg['settings'])})")

@@ -159,3 +159,51 @@ rule analysis_report:
         note=DEMO_NOTE,
     script:
         "../scripts/analysis_report.py"
+
+
+rule shared_space:
+    """Retrieval between the two languages of one bilingual model at each kept checkpoint."""
+    input:
+        unpack(shared_space_inputs),
+        way15=downloaded("xnli_15way"),
+    output:
+        result=f"{R}/analysis/shared_space/{{setting}}/{{pair}}/seed{{pseed}}.json",
+    log:
+        f"{LOGS}/analysis/shared_space/{{setting}}/{{pair}}/seed{{pseed}}.log",
+    wildcard_constraints:
+        setting="|".join(SHARED["settings"]) or "NONE",
+        pair="|".join(PAIRS),
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("analysis")
+    resources:
+        **res("analysis"),
+    params:
+        meta=lambda w: {"setting": w.setting, "pair": w.pair, "seed": int(w.pseed)},
+        langs=lambda w: pretrain_languages(w.pair),
+        tokenize=lambda w: tokenize_params(*pair_langs(w.pair)),
+        rows=SHARED["rows"],
+        norm_steps=AN["iterative_norm_steps"],
+        max_seq_len=AN["max_seq_len"],
+        batch_size=AN["batch_size"],
+    script:
+        "../scripts/shared_space.py"
+
+
+rule shared_space_report:
+    input:
+        [f"{R}/analysis/shared_space/{s}/{p}/seed{seed}.json" for s, p, seed in SHARED_MODELS],
+    output:
+        **reported({k: f"{R}/report/{v}" for k, v in SHARED_REPORT.items()}),
+    log:
+        f"{LOGS}/report/shared_space.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        labels={s: config["settings"][s]["label"] for s in SHARED["settings"]},
+        note=DEMO_NOTE,
+    script:
+        "../scripts/shared_space_report.py"

@@ -498,6 +498,24 @@ def cka_inputs(w):
     return d
 
 
+# Shared-space curve: a bilingual model's two languages retrieve each other (no map) at every
+# checkpoint its pretraining kept (xling.analysis.shared_space)
+SHARED = AN["shared_space"]
+SHARED_MODELS = [(s, p, seed) for s, p, seed in BILINGUAL if s in SHARED["settings"] and p in PAIRS]
+SHARED_REPORT = {"shared_png": "shared_space.png", "shared_pdf": "shared_space.pdf", "shared_csv": "shared_space.csv"}
+
+
+def shared_space_inputs(w):
+    """The finished pretraining job (its fairseq/ folder holds the interval checkpoints), its
+    dictionary and BPE, and the segmenter where a language needs it."""
+    return {
+        "done": f"{R}/pretrain/{w.setting}/{w.pair}/seed{w.pseed}/done.json",
+        "dictionary": f"{pretrain_data_dir(w.setting, w.pair)}/dict.txt",
+        "bpe": f"{R}/bpe/{canonical(w.setting)}/{w.pair}/bpe.json",
+        **segmenter_inputs(*pair_langs(w.pair)),
+    }
+
+
 # ---------------------------------------------------------------------------------------------
 # Export to transformers
 
@@ -683,6 +701,7 @@ REPORT_SHOWN = {
     "fig7_png": (SECTION5_CATEGORY, "figure7.rst"),
     "tables_md": (SECTION5_CATEGORY, "analysis.rst"),
     "ledger_md": ("4. Compute", "compute.rst"),
+    "shared_png": (SECTION5_CATEGORY, "shared_space.rst"),
 }
 
 
@@ -704,6 +723,7 @@ def all_targets():
         *pretrain_targets(),
         *(f"{R}/report/{v}" for v in REPORT_FILES.values()),
         *((f"{R}/report/{v}" for v in ANALYSIS_REPORT.values()) if AN_TARGETS else ()),
+        *((f"{R}/report/{v}" for v in SHARED_REPORT.values()) if SHARED_MODELS else ()),
         f"{R}/report/anchors.md",
         *(f"{R}/report/{v}" for v in LEDGER_FILES.values()),
         *(f"{R}/report/{v}" for v in FINDINGS_FILES.values()),

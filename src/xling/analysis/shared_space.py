@@ -5,7 +5,8 @@ second language retrieves its translation by cosine similarity, per layer, with 
 Each language is first centred by its own iterative normalisation, which needs no parallel data:
 a constant offset between the languages would otherwise hide a shared structure. Chance is
 1 / sentences. The diagnostic needs no fine-tuning, so a sweep over pretraining length, width or
-data can score every checkpoint in seconds (fine-tuning three tasks takes minutes).
+data can score every checkpoint in seconds (fine-tuning three tasks takes minutes): rule
+``shared_space`` scores every interval checkpoint a pretraining job kept (:func:`run_curve`).
 
     python -m xling.analysis.shared_space --checkpoint R/pretrain/default/en-ru/seed1/checkpoint_best.pt \\
         --dictionary R/bin/default/en-ru/dict.txt --bpe R/bpe/default/en-ru/bpe.json --langs en ru \\
@@ -16,13 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from xling.analysis.align import iterative_normalize, sentence_retrieval_p1
 from xling.analysis.run import Encoders, ModelSpec, fifteen_way
 from xling.config import data_language, fill_defaults, load
+from xling.errors import InputError
 from xling.preprocess.tokenize import TokenizeSettings
+
+INTERVAL_CHECKPOINT = re.compile(r"^checkpoint_(\d+)_(\d+)\.pt$")  # fairseq's checkpoint_<epoch>_<updates>.pt
 
 
 def shared_space_retrieval(checkpoint: Path, dictionary: Path, bpe: Path, langs: tuple[str, str],
@@ -45,6 +50,41 @@ def shared_space_retrieval(checkpoint: Path, dictionary: Path, bpe: Path, langs:
                for l in layers]
     return {"checkpoint": str(checkpoint), "langs": list(langs), "n": len(sentences[0]),
             "chance": 100.0 / len(sentences[0]), "layers": list(layers), "raw": raw, "centred": centred}
+
+
+def interval_checkpoints(fairseq_dir: Path) -> list[tuple[int, Path]]:
+    """(updates, path) of the interval checkpoints fairseq kept in ``fairseq_dir``, by updates
+    (``pretrain.keep_interval_updates`` sets how many are kept)."""
+    found = []
+    for path in Path(fairseq_dir).glob("checkpoint_*_*.pt"):
+        m = INTERVAL_CHECKPOINT.match(path.name)
+        if m:
+            found.append((int(m.group(2)), path))
+    return sorted(found)
+
+
+def run_curve(model_dir: Path, dictionary: Path, bpe: Path, langs: tuple[str, str],
+              sentences: tuple[list[str], list[str]], settings: dict[str, TokenizeSettings], out: Path,
+              meta: dict, norm_steps: int = 5, max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
+              log=None) -> dict:
+    """:func:`shared_space_retrieval` at every interval checkpoint of the pretraining job in
+    ``model_dir`` (its ``fairseq/`` folder), written as one JSON: ``meta`` (setting, pair, seed)
+    and, per checkpoint, its updates and P@1 per layer."""
+    from xling.analysis.run import write_result
+
+    log = log or (lambda _m: None)
+    found = interval_checkpoints(Path(model_dir) / "fairseq")
+    if not found:
+        raise InputError(Path(model_dir) / "fairseq", None, "interval checkpoints checkpoint_<epoch>_<updates>.pt "
+                         "(pretrain.keep_interval_updates >= 1)", "none")
+    points = []
+    for updates, path in found:
+        r = shared_space_retrieval(path, dictionary, bpe, langs, sentences, settings, norm_steps, max_seq_len,
+                                   batch_size, device)
+        log(f"{updates} updates: best layer {max(r['centred']):.1f}% (chance {r['chance']:.1f}%)")
+        points.append({"updates": updates, "raw": r["raw"], "centred": r["centred"]})
+    return write_result(out, {**meta, "langs": list(langs), "n": len(sentences[0]), "chance": 100.0 / len(sentences[0]),
+                              "layers": list(range(len(points[0]["centred"]))), "checkpoints": points})
 
 
 def main(argv: list[str] | None = None) -> int:
