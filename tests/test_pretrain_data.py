@@ -113,3 +113,32 @@ def test_masks_change_each_epoch_and_repeat_with_the_seed(data_dir, tmp_path):
     first, second, again = masks(1), masks(2), masks(1)
     assert all(torch.equal(a, c) for a, c in zip(first, again))
     assert sum(not torch.equal(a, b) for a, b in zip(first, second)) >= 15
+
+
+def test_one_sentence_per_sample_when_asked(data_dir, tmp_path):
+    """sample_break_mode eos: every English training sentence is one sample, <s> first and its
+    </s> last (masking leaves positions in place); the default packs sentences into streams."""
+    from fairseq.data import data_utils
+
+    setting = {"separate": {"embeddings": False, "layers": 0}}
+    tasks = {}
+    for mode in ("none", "eos"):
+        pre = dict(TINY_PRETRAIN, sample_break_mode=mode)
+        cmd = fairseq_train_command(data_dir, tmp_path / mode, setting, TINY_MODEL, pre, ["en", "fr"], 0, True, 1)
+        assert cmd[cmd.index("--sample-break-mode") + 1] == mode
+        tasks[mode] = build(cmd)[1]
+        tasks[mode].load_dataset("train_en")
+    raw = data_utils.load_indexed_dataset(str(data_dir / "en" / "train"), tasks["eos"].source_dictionary)
+    eos_ds, stream_ds = tasks["eos"].dataset("train_en"), tasks["none"].dataset("train_en")
+    assert len(eos_ds) == len(raw) == N_TRAIN["en"] and len(stream_ds) < len(raw)
+    d = tasks["eos"].source_dictionary
+    sentences = sorted(tuple(raw[i].tolist()) for i in range(len(raw)))
+    samples = []
+    for i in range(len(eos_ds)):  # shuffled: compare as a multiset
+        item = eos_ds[i]
+        src, tgt = item["net_input.src_tokens"], item["target"]
+        assert len(src) <= TINY_MODEL["tokens_per_sample"]
+        original = torch.where(tgt.ne(d.pad()), tgt, src)  # the sample before masking
+        assert original[0] == d.bos() and original[-1] == d.eos()
+        samples.append(tuple(original[1:].tolist()))
+    assert sorted(samples) == sentences

@@ -86,9 +86,9 @@ def fairseq_train_command(
         "--attention-dropout", str(model["attention_dropout"]),
         "--max-positions", str(model["tokens_per_sample"]),
         "--separate-layers", str(sep_layers),
-        # data: continuous streams, BERT masking, smoothed language sampling
+        # data: continuous streams (or one sentence per sample), BERT masking, smoothed language sampling
         "--tokens-per-sample", str(model["tokens_per_sample"]),
-        "--sample-break-mode", "none",
+        "--sample-break-mode", str(pretrain["sample_break_mode"]),
         "--mask-prob", str(pretrain["mask_prob"]),
         "--leave-unmasked-prob", str(pretrain["leave_unmasked_prob"]),
         "--random-token-prob", str(pretrain["random_token_prob"]),

@@ -27,6 +27,7 @@ from fairseq.data import (
     ResamplingDataset,
     SortDataset,
     TokenBlockDataset,
+    TruncateDataset,
     data_utils,
 )
 from fairseq.tasks import register_task
@@ -97,11 +98,15 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         if self.args.language_vocab_mask:
             dataset = TokenRemapDataset(
                 dataset, out_of_language_remap(self.language_vocabs[lang_id], self.source_dictionary.unk()))
-        dataset = TokenBlockDataset(
-            dataset, raw.sizes, self.args.tokens_per_sample - 1,  # one less for <s>
-            pad=self.source_dictionary.pad(), eos=self.source_dictionary.eos(),
-            break_mode=self.args.sample_break_mode,
-        )
+        if self.args.sample_break_mode == "eos":
+            # one sentence per sample, from position 1: fairseq's own "eos" blocks need numpy < 2
+            dataset = TruncateDataset(dataset, self.args.tokens_per_sample - 1)  # one less for <s>
+        else:
+            dataset = TokenBlockDataset(
+                dataset, raw.sizes, self.args.tokens_per_sample - 1,  # one less for <s>
+                pad=self.source_dictionary.pad(), eos=self.source_dictionary.eos(),
+                break_mode=self.args.sample_break_mode,
+            )
         dataset = PrependTokenDataset(dataset, self.source_dictionary.bos())
         weights = replacement_weights(
             self.source_dictionary, self.mask_idx,
