@@ -83,7 +83,9 @@ def test_eflomal_links_swap_adjective_and_noun(tools):
     assert len(links) == len(en) and links[-1] == []
     expected = [(0, 0), (1, 2), (2, 1), (3, 3)]
     right = sum(sorted(one_to_one(l)) == expected for l in links[:-1])
-    assert right >= 0.95 * (len(links) - 1), links[:5]
+    # eflomal's sampler seeds itself from /dev/urandom: 17 runs here got 93-100% of the pairs
+    # right (most 100%); misaligned sentences would get almost none
+    assert right >= 0.85 * (len(links) - 1), links[:5]
 
 
 def test_an_unknown_aligner_is_refused(tools):
