@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from xling.analysis.align import iterative_normalize, sentence_retrieval_p1
-from xling.analysis.run import Encoders, ModelSpec, fifteen_way
+from xling.analysis.run import Encoders, ModelSpec, fifteen_way, write_result
 from xling.config import data_language, fill_defaults, load
 from xling.errors import InputError
 from xling.preprocess.tokenize import TokenizeSettings
@@ -70,8 +70,6 @@ def run_curve(model_dir: Path, dictionary: Path, bpe: Path, langs: tuple[str, st
     """:func:`shared_space_retrieval` at every interval checkpoint of the pretraining job in
     ``model_dir`` (its ``fairseq/`` folder), written as one JSON: ``meta`` (setting, pair, seed)
     and, per checkpoint, its updates and P@1 per layer."""
-    from xling.analysis.run import write_result
-
     log = log or (lambda _m: None)
     found = interval_checkpoints(Path(model_dir) / "fairseq")
     if not found:
@@ -83,8 +81,8 @@ def run_curve(model_dir: Path, dictionary: Path, bpe: Path, langs: tuple[str, st
                                    batch_size, device)
         log(f"{updates} updates: best layer {max(r['centred']):.1f}% (chance {r['chance']:.1f}%)")
         points.append({"updates": updates, "raw": r["raw"], "centred": r["centred"]})
-    return write_result(out, {**meta, "langs": list(langs), "n": len(sentences[0]), "chance": 100.0 / len(sentences[0]),
-                              "layers": list(range(len(points[0]["centred"]))), "checkpoints": points})
+    # langs, n, chance and layers are the same at every checkpoint: the last one's
+    return write_result(out, {**meta, **{k: r[k] for k in ("langs", "n", "chance", "layers")}, "checkpoints": points})
 
 
 def main(argv: list[str] | None = None) -> int:

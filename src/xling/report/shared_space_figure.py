@@ -39,7 +39,7 @@ def curve_rows(results: list[dict]) -> list[dict]:
 
 def write_curve_csv(rows: list[dict], path: Path) -> None:
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w = csv.DictWriter(fh, fieldnames=FIELDS, lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if r[k] is None else round(r[k], 3) if isinstance(r[k], float) else r[k])
