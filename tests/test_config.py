@@ -63,6 +63,9 @@ def test_cross_checks():
     assert "need separate token embeddings" in broken(
         lambda c: c["settings"]["default"]["separate"].update(positions=True))
     assert "does not divide" in broken(lambda c: c["model"].update(heads=7))
+    assert "need pretrain.sample_break_mode: eos" in broken(lambda c: c["pretrain"].update(sentence_window=20))
+    assert "exceeds model.tokens_per_sample" in broken(
+        lambda c: c["pretrain"].update(sentence_window=999, sample_break_mode="eos"))
 
 
 def test_every_error_is_listed():

@@ -142,3 +142,46 @@ def test_one_sentence_per_sample_when_asked(data_dir, tmp_path):
         assert original[0] == d.bos() and original[-1] == d.eos()
         samples.append(tuple(original[1:].tolist()))
     assert sorted(samples) == sentences
+
+
+def test_sliced_dataset_cuts_items_into_consecutive_pieces():
+    from xling.pretrain.fairseq_plugin.data import SlicedDataset
+
+    items = [torch.arange(7), torch.arange(10, 13), torch.arange(20, 20), torch.arange(30, 35)]
+    ds = SlicedDataset(items, [len(t) for t in items], 3)
+    pieces = [ds[i].tolist() for i in range(len(ds))]
+    assert pieces == [[0, 1, 2], [3, 4, 5], [6], [10, 11, 12], [], [30, 31, 32], [33, 34]]
+    assert ds.sizes.tolist() == [len(p) for p in pieces] and sum(ds.sizes) == sum(len(t) for t in items)
+    assert ds.ordered_indices().tolist() == list(range(7))
+    with pytest.raises(ValueError, match="at least one token"):
+        SlicedDataset(items, [len(t) for t in items], 0)
+
+
+def test_sentence_windows_keep_every_token(data_dir, tmp_path):
+    """pretrain.sentence_window (Liu et al.'s 20-token windows): every training sentence is cut
+    into samples of at most that many tokens with <s>, and together they hold every token once."""
+    from fairseq.data import data_utils
+
+    window = 6
+    setting = {"separate": {"embeddings": False, "layers": 0}}
+    pre = dict(TINY_PRETRAIN, sample_break_mode="eos", sentence_window=window)
+    cmd = fairseq_train_command(data_dir, tmp_path / "w", setting, TINY_MODEL, pre, ["en", "fr"], 0, True, 1)
+    assert cmd[cmd.index("--sentence-window") + 1] == str(window)
+    task = build(cmd)[1]
+    task.load_dataset("train_en")
+    ds = task.dataset("train_en")
+    raw = data_utils.load_indexed_dataset(str(data_dir / "en" / "train"), task.source_dictionary)
+    d = task.source_dictionary
+    expected = sorted(tuple(raw[i][j:j + window - 1].tolist()) for i in range(len(raw))
+                      for j in range(0, len(raw[i]), window - 1))
+    samples = []
+    for i in range(len(ds)):
+        item = ds[i]
+        src, tgt = item["net_input.src_tokens"], item["target"]
+        assert len(src) <= window
+        original = torch.where(tgt.ne(d.pad()), tgt, src)
+        assert original[0] == d.bos()
+        samples.append(tuple(original[1:].tolist()))
+    assert sorted(samples) == expected
+    assert sum(map(len, samples)) == sum(len(raw[i]) for i in range(len(raw)))
+    assert len(samples) > len(raw)  # some sentence was longer than one window

@@ -155,6 +155,14 @@ def _cross_check(cfg: dict) -> Iterable[str]:
         if s["separate"]["layers"] >= n_layers:
             yield (f"config key 'settings.{name}.separate.layers': {s['separate']['layers']} separate "
                    f"layers leaves no shared layer of model.layers={n_layers}")
+    window = cfg["pretrain"].get("sentence_window")
+    if window is not None:
+        if cfg["pretrain"]["sample_break_mode"] != "eos":
+            yield ("config key 'pretrain.sentence_window': windows cut sentences, so they need "
+                   "pretrain.sample_break_mode: eos")
+        if window > cfg["model"]["tokens_per_sample"]:
+            yield (f"config key 'pretrain.sentence_window': {window} exceeds "
+                   f"model.tokens_per_sample={cfg['model']['tokens_per_sample']}")
     if cfg["model"]["dim"] % cfg["model"]["heads"]:
         yield f"config key 'model.heads': {cfg['model']['heads']} does not divide model.dim={cfg['model']['dim']}"
     if "default" not in cfg["settings"]:

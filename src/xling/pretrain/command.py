@@ -89,6 +89,7 @@ def fairseq_train_command(
         # data: continuous streams (or one sentence per sample), BERT masking, smoothed language sampling
         "--tokens-per-sample", str(model["tokens_per_sample"]),
         "--sample-break-mode", str(pretrain["sample_break_mode"]),
+        "--sentence-window", str(pretrain.get("sentence_window") or 0),
         "--mask-prob", str(pretrain["mask_prob"]),
         "--leave-unmasked-prob", str(pretrain["leave_unmasked_prob"]),
         "--random-token-prob", str(pretrain["random_token_prob"]),

@@ -20,6 +20,46 @@ class LanguageMaskTokensDataset(MaskTokensDataset):
             self.weights = w / w.sum()
 
 
+class SlicedDataset(BaseWrapperDataset):
+    """Every item cut into consecutive pieces of at most ``width`` tokens, none dropped: Liu et
+    al.'s short-window models, sentences "sliced into smaller segments" with the same total tokens.
+    A piece never spans two items, so the last piece of a sentence may be shorter."""
+
+    def __init__(self, dataset, sizes, width: int):
+        super().__init__(dataset)
+        if width < 1:
+            raise ValueError(f"a slice needs at least one token, got width {width}")
+        sizes = np.asarray(sizes, dtype=np.int64)
+        counts = np.maximum(1, -(-sizes // width))  # ceil; an empty item stays one empty piece
+        self._item = np.repeat(np.arange(len(sizes), dtype=np.int64), counts)
+        first = np.repeat(np.cumsum(counts) - counts, counts)  # index of each item's first piece
+        self._start = (np.arange(len(self._item), dtype=np.int64) - first) * width
+        self._sizes = np.minimum(width, sizes[self._item] - self._start)
+
+    def __getitem__(self, index):
+        start = int(self._start[index])
+        return self.dataset[int(self._item[index])][start : start + int(self._sizes[index])]
+
+    def __len__(self):
+        return len(self._item)
+
+    @property
+    def sizes(self):
+        return self._sizes
+
+    def size(self, index):
+        return int(self._sizes[index])
+
+    def num_tokens(self, index):
+        return int(self._sizes[index])
+
+    def num_tokens_vec(self, indices):
+        return self._sizes[indices]
+
+    def ordered_indices(self):
+        return np.arange(len(self), dtype=np.int64)
+
+
 class TokenRemapDataset(BaseWrapperDataset):
     """Maps every token through a lookup table (out-of-language tokens to <unk>)."""
 

@@ -37,6 +37,7 @@ from xling.errors import InputError
 from xling.pretrain.fairseq_plugin.data import (
     LanguageBatchedDataset,
     LanguageMaskTokensDataset,
+    SlicedDataset,
     TokenRemapDataset,
 )
 from xling.pretrain.sampling import language_sampling_probs, resampling_ratios
@@ -60,6 +61,9 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
                             help="restrict each language's softmax to dict.<lang>.txt")
         parser.add_argument("--one-language-batches", action="store_true",
                             help="every batch holds streams of a single language")
+        parser.add_argument("--sentence-window", type=int, default=0,
+                            help="with --sample-break-mode eos: cut every sentence into consecutive samples of "
+                                 "at most this many tokens, <s> included, instead of truncating it (0: truncate)")
 
     def __init__(self, args, dictionary):
         super().__init__(args, dictionary)
@@ -98,7 +102,12 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         if self.args.language_vocab_mask:
             dataset = TokenRemapDataset(
                 dataset, out_of_language_remap(self.language_vocabs[lang_id], self.source_dictionary.unk()))
-        if self.args.sample_break_mode == "eos":
+        window = int(getattr(self.args, "sentence_window", 0) or 0)
+        if window and self.args.sample_break_mode != "eos":
+            raise ValueError("--sentence-window needs --sample-break-mode eos")
+        if window:
+            dataset = SlicedDataset(dataset, raw.sizes, window - 1)  # one less for <s>
+        elif self.args.sample_break_mode == "eos":
             # one sentence per sample, from position 1: fairseq's own "eos" blocks need numpy < 2
             dataset = TruncateDataset(dataset, self.args.tokens_per_sample - 1)  # one less for <s>
         else:
