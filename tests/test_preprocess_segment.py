@@ -1,11 +1,16 @@
-"""Chinese segmentation: jieba for real; Stanford command line and error paths."""
+"""Chinese segmentation: jieba for real; Stanford command line and error paths. Thai: pythainlp for real."""
 
+import copy
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
 from xling import config as xcfg
+from xling.errors import ConfigError
+from xling.preprocess.moses import MosesPipeline
 from xling.preprocess.segment import SegmenterUnavailable, StanfordSegmenter, segmenter
 from xling.preprocess.tokenize import LineTokenizer, TokenizeSettings
 
@@ -111,3 +116,82 @@ def test_real_stanford_if_available():
         pytest.skip("set XLING_STANFORD_SEGMENTER to the extracted segmenter to run it for real")
     words = segmenter("stanford", home=home, model="ctb")("我爱北京天安门。")
     assert "".join(words) == "我爱北京天安门。" and "北京" in words
+
+
+# Thai: XLM's tokenize.sh runs `python tools/segment_th.py | remove-non-printing-char.perl`, where
+# segment_th.py prints ' '.join(pythainlp.tokenize.word_tokenize(line)); no Moses step at all.
+
+
+def _th():
+    return LineTokenizer(TokenizeSettings("th", segmenter="pythainlp"))
+
+
+def test_pythainlp_segments_thai_sentence():
+    seg = segmenter("pythainlp")
+    assert seg("ฉันรักภาษาไทย") == ["ฉัน", "รัก", "ภาษาไทย"]
+    # word_tokenize keeps each space as a token of its own; the segmenter drops them
+    assert seg("  ฉันรัก ภาษาไทย ") == ["ฉัน", "รัก", "ภาษาไทย"]
+    assert seg.segment_lines(["ฉันรักภาษาไทย", "", "   "]) == [["ฉัน", "รัก", "ภาษาไทย"], [], []]
+
+
+def test_th_line_is_xlms_words_joined_by_single_spaces():
+    from pythainlp.tokenize import word_tokenize
+
+    tok = _th()
+    line = "ฉันรักภาษาไทย  สวัสดีครับ!"
+    xlm = " ".join(word_tokenize(line))  # segment_th.py's line: space tokens become runs of spaces
+    assert "   " in xlm
+    assert tok(line) == "ฉัน รัก ภาษาไทย สวัสดี ครับ !" == " ".join(xlm.split())
+    assert tok.batch([line, "", "ฉันรักภาษาไทย"]) == [tok(line), "", "ฉัน รัก ภาษาไทย"]
+
+
+def test_th_line_skips_moses():
+    """Moses would split the apostrophe and the brackets and turn curly quotes and full-width
+    punctuation into ASCII; XLM's Thai line keeps what pythainlp returns."""
+    from pythainlp.tokenize import word_tokenize
+
+    tok = _th()
+    line = "เขาพูดว่า “สวัสดี” don't <ไทย>！"
+    assert tok(line) == " ".join(w for w in word_tokenize(line) if w.strip())
+    assert "“" in tok(line) and "！" in tok(line)
+    assert tok(line) != MosesPipeline("th")(" ".join(word_tokenize(line)))
+    # a given (treebank, NER) word is neither segmented again nor normalised
+    assert tok.given_word("ภาษาไทย") == ["ภาษาไทย"] and tok.given_word("“ไทย”") == ["“ไทย”"]
+
+
+def test_th_non_printing_characters_are_removed_after_segmentation():
+    """remove-non-printing-char.perl puts a space for each \\p{C} character of the segmented line:
+    a zero-width space, a BOM or a control character ends a word there, never joins two."""
+    tok = _th()
+    out = tok("\ufeffภาษา\u200bไทย\x07ดี\tมาก abc\x07def")
+    assert out == "ภาษา ไทย ดี มาก abc def"
+    assert tok.given_word("ไทย\u200b") == ["ไทย"]
+
+
+def test_pythainlp_runs_offline_and_writes_nothing(tmp_path):
+    """newmm reads the dictionary inside the package: no network, no ~/pythainlp-data."""
+    code = (
+        "import socket\n"
+        "def no_net(*a, **k): raise OSError('network used')\n"
+        "socket.socket.connect = socket.create_connection = no_net\n"
+        "from xling.preprocess.segment import segmenter\n"
+        "print(' '.join(segmenter('pythainlp')('ฉันรักภาษาไทย')))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHAINLP")}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ฉัน รัก ภาษาไทย"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_config_accepts_pythainlp_and_rejects_unknown_segmenter():
+    cfg = copy.deepcopy(xcfg.load_yaml(xcfg.REPO / "config" / "config.yaml"))
+    cfg["languages"]["th"] = {"moses": "th", "segmenter": "pythainlp"}
+    xcfg.validate(cfg)
+    assert TokenizeSettings.from_config(cfg, "th").segmenter == "pythainlp"
+    cfg["languages"]["th"]["segmenter"] = "deepcut"
+    with pytest.raises(ConfigError, match=r"languages\.th\.segmenter.*'deepcut'.*'pythainlp'"):
+        xcfg.validate(cfg)
+    with pytest.raises(ValueError, match="pythainlp"):
+        segmenter("deepcut")

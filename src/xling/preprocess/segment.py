@@ -1,4 +1,5 @@
-"""Chinese word segmentation: jieba (offline default) or the Stanford segmenter (XLM's choice).
+"""Word segmentation of languages written without spaces between words: Chinese with jieba (offline
+default) or the Stanford segmenter (XLM's choice), Thai with pythainlp (XLM's tools/segment_th.py).
 
 ``segmenter(name, **kw)`` returns a callable ``str -> list[str]``; segmenters also offer
 ``segment_lines(lines) -> list[list[str]]`` for batches (the Stanford one starts Java once per
@@ -33,6 +34,34 @@ class JiebaSegmenter:
 
     def __call__(self, text: str) -> list[str]:
         return [w for w in self._tok.cut(text, HMM=True) if w.strip()]
+
+    def segment_lines(self, lines: Iterable[str]) -> list[list[str]]:
+        return [self(line) for line in lines]
+
+
+class PyThaiNLPSegmenter:
+    """pythainlp's ``word_tokenize`` with its default engine, newmm, as XLM's tools/segment_th.py calls
+    it; whitespace tokens dropped.
+
+    newmm matches against the Thai dictionary inside the package: nothing is downloaded. With its
+    default keep_whitespace=True a space of the text is a token of its own, which XLM's
+    ``' '.join(...)`` turned into three spaces; dropping whitespace-only tokens leaves the same words
+    with one space between them. The dictionary is pythainlp 5's, not 2019's, so a few word
+    boundaries may differ from XLM's own files.
+    """
+
+    ENGINE = "newmm"
+
+    def __init__(self):
+        # read-only: pythainlp neither creates ~/pythainlp-data nor downloads into it (newmm needs
+        # neither), so a job runs with an unwritable home or no network
+        os.environ.setdefault("PYTHAINLP_READ_ONLY", "1")
+        from pythainlp.tokenize import word_tokenize
+
+        self._tokenize = word_tokenize
+
+    def __call__(self, text: str) -> list[str]:
+        return [w for w in self._tokenize(text, engine=self.ENGINE) if w.strip()]
 
     def segment_lines(self, lines: Iterable[str]) -> list[list[str]]:
         return [self(line) for line in lines]
@@ -97,9 +126,11 @@ class StanfordSegmenter:
 
 def segmenter(name: str, **kw) -> Callable[[str], list[str]]:
     """``jieba`` | ``stanford`` (kw: ``home`` = segmenter directory, ``model`` = ctb|pku, the config's
-    preprocess.stanford_model)."""
+    preprocess.stanford_model) | ``pythainlp`` (Thai)."""
     if name == "jieba":
         return JiebaSegmenter()
+    if name == "pythainlp":
+        return PyThaiNLPSegmenter()
     if name == "stanford":
         if "home" not in kw or kw["home"] is None:
             raise SegmenterUnavailable(
@@ -107,4 +138,4 @@ def segmenter(name: str, **kw) -> Callable[[str], list[str]]:
                 " set `segmenter: jieba` to segment offline"
             )
         return StanfordSegmenter(kw["home"], kw.get("model"), kw.get("java", "java"))
-    raise ValueError(f"unknown segmenter {name!r} (expected jieba or stanford)")
+    raise ValueError(f"unknown segmenter {name!r} (expected jieba, stanford or pythainlp)")

@@ -1,9 +1,11 @@
 """One raw line -> one tokenised line, per language settings (XLM's tokenize.sh).
 
-Languages with a segmenter (zh) are segmented, then normalised like every language (replace
-unicode punctuation, normalise punctuation, remove non-printing characters), without Moses'
-tokenizer: XLM runs ``segment.sh pku | replace-unicode-punctuation.perl | normalize-punctuation.perl
--l zh | remove-non-printing-char.perl``. The others go through the whole Moses chain of
+Languages with a segmenter are segmented first, never Moses-tokenised. Chinese (jieba, stanford) is
+then normalised like every language (replace unicode punctuation, normalise punctuation, remove
+non-printing characters): XLM runs ``segment.sh pku | replace-unicode-punctuation.perl |
+normalize-punctuation.perl -l zh | remove-non-printing-char.perl``. Thai (pythainlp) only loses its
+non-printing characters, and is segmented as it comes: XLM runs ``segment_th.py |
+remove-non-printing-char.perl``. The others go through the whole Moses chain of
 :mod:`xling.preprocess.moses`. ``lowercase_and_remove_accent`` (optional) comes last.
 """
 
@@ -19,12 +21,21 @@ from xling.preprocess.moses import lowercase_and_remove_accent, moses_pipeline
 from xling.preprocess.segment import segmenter as make_segmenter
 
 _CONTROL = regex.compile(r"\p{C}")
+# segmenters after which XLM's tokenize.sh runs remove-non-printing-char.perl alone (no Moses
+# normalisation), on the segmenter's output for the raw line
+_SEGMENT_ONLY = frozenset({"pythainlp"})
+
+
+def remove_non_printing(text: str) -> str:
+    """remove-non-printing-char.perl (``s/\\p{C}/ /g``) with runs of whitespace made one space: a
+    non-printing character inside a segmenter's token splits it, as the script's space does."""
+    return " ".join(_CONTROL.sub(" ", text).split())
 
 
 @dataclass(frozen=True)
 class TokenizeSettings:
     moses_lang: str
-    segmenter: str = "none"              # none | jieba | stanford
+    segmenter: str = "none"              # none | jieba | stanford (zh) | pythainlp (th)
     lowercase: bool = False              # preprocess.lowercase_and_remove_accent
     stanford_model: str | None = None        # ctb | pku (preprocess.stanford_model), with segmenter stanford
     stanford_home: str | None = None     # directory with segment.sh (or one above it)
@@ -46,6 +57,7 @@ class LineTokenizer:
     def __init__(self, settings: TokenizeSettings):
         self.settings = settings
         self.moses = moses_pipeline(settings.moses_lang)
+        self.segment_only = settings.segmenter in _SEGMENT_ONLY
         self._seg = None
 
     @property
@@ -59,14 +71,16 @@ class LineTokenizer:
             self._seg = make_segmenter(self.settings.segmenter, **kw)
         return self._seg
 
-    @staticmethod
-    def _clean_for_segmenter(line: str) -> str:
-        return " ".join(_CONTROL.sub("", line).split())
+    def _clean_for_segmenter(self, line: str) -> str:
+        """What the segmenter reads: the raw line where XLM segments before removing anything (th)."""
+        return line if self.segment_only else " ".join(_CONTROL.sub("", line).split())
 
     def _finish(self, text: str) -> str:
         return lowercase_and_remove_accent(text) if self.settings.lowercase else text
 
     def _segmented(self, words: list[str]) -> str:
+        if self.segment_only:
+            return self._finish(remove_non_printing(" ".join(words)))
         return self._finish(self.moses.normalize(" ".join(words)))
 
     def __call__(self, line: str) -> str:
@@ -77,7 +91,7 @@ class LineTokenizer:
 
     def given_word(self, word: str) -> list[str]:
         """An already segmented word (a treebank's, a NER set's) as pretraining text has it: the
-        whole chain for space-delimited languages, normalisation only after a segmenter."""
+        whole chain for space-delimited languages, only what follows the segmenter otherwise."""
         if self.settings.segmenter == "none":
             return self(word).split()
         return self._segmented([word]).split()
