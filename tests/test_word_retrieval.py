@@ -46,7 +46,7 @@ def test_dictionary_pairs_missing_words_duplicates_and_two_translations():
     pairs = [("cat", "chat"), ("cat", "chat"), ("dog", "chien"), ("big", "gros"), ("big", "grand"),
              ("red", "rouge"), ("dog", "loup")]
     out = dictionary_retrieval(pairs, src, tgt)
-    assert out["pairs"] == 4 and out["candidates"] == 4 and out["missing_pairs"] == 2
+    assert out["pairs"] == 4 and out["candidates"] == 4 and out["missing_pairs"] == 2 and out["identical_pairs"] == 0
     # big -> gros and big -> grand: each is the other's distractor, so grand (further off) ranks second
     Q = src[1][[0, 1, 2, 2]]
     assert out["mrr"] == pytest.approx(mean_reciprocal_rank(Q, tgt[1], [0, 1, 2, 3]))
@@ -60,3 +60,13 @@ def test_bad_input_is_refused():
         reciprocal_ranks(np.ones((2, 3)), np.ones((2, 3)), [0, 2])
     with pytest.raises(ValueError, match="no dictionary pair"):
         dictionary_retrieval([("a", "b")], (["x"], np.ones((1, 2))), (["y"], np.ones((1, 2))))
+
+
+def test_chance_mrr_is_the_mean_reciprocal_rank_of_a_random_order():
+    from xling.analysis.word_retrieval import chance_mrr
+
+    assert chance_mrr(1) == 1.0 and chance_mrr(2) == 0.75
+    n = 6
+    rng = np.random.default_rng(3)
+    ranks = np.array([rng.permutation(n)[0] + 1 for _ in range(20000)])
+    assert abs(chance_mrr(n) - (1 / ranks).mean()) < 0.01

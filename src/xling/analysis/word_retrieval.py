@@ -83,4 +83,14 @@ def dictionary_retrieval(pairs: Iterable[tuple[str, str]], src: tuple[Sequence[s
     queries = src_vecs[[si[s] for s, _ in kept]] if kept else np.zeros((0, src_vecs.shape[1]))
     candidates = tgt_vecs[[ti[t] for t in targets]] if kept else np.zeros((0, tgt_vecs.shape[1]))
     mrr = mean_reciprocal_rank(queries, candidates, [col[t] for _, t in kept])
-    return {"mrr": mrr, "pairs": len(kept), "candidates": len(targets), "missing_pairs": missing}
+    # pairs spelled alike on both sides: a shared vocabulary retrieves them without any learning
+    identical = sum(s == t for s, t in kept)
+    return {"mrr": mrr, "pairs": len(kept), "candidates": len(targets), "missing_pairs": missing,
+            "identical_pairs": identical}
+
+
+def chance_mrr(candidates: int) -> float:
+    """Expected MRR of a random ranking of ``candidates``: H_n / n."""
+    if candidates < 1:
+        raise ValueError(f"chance_mrr: needs at least one candidate, got {candidates}")
+    return float(sum(1.0 / k for k in range(1, candidates + 1)) / candidates)
