@@ -29,8 +29,15 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/transfer.smk"
 include: "workflow/rules/export.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/liu2020.smk"
 
 
 rule all:
     input:
         all_targets(),
+
+
+# Liu et al. 2020 (liu2020 in the config): `snakemake liu2020`
+rule liu2020:
+    input:
+        liu_targets(),

@@ -160,3 +160,12 @@ def test_defaults_are_filled_from_the_schema_in_one_place():
     assert given["pretrain"]["clip_norm"] == 1.5
     # every default the schema states is itself valid: a filled minimal config validates
     assert xcfg.fill_defaults({"taskdata": {}})["taskdata"]["levow_dev_fraction"] == 0.1
+
+
+def test_liu2020_checks():
+    assert "'xx' is not in languages" in broken(lambda c: c["liu2020"]["languages"].append("xx"))
+    assert "needs an entry 'muse_en_fr_test'" in broken(lambda c: c["downloads"].pop("muse_en_fr_test"))
+    assert "'sw' is not in liu2020.languages" in broken(
+        lambda c: c["liu2020"].update(languages=["en", "fr"], retrieval={"languages": ["fr", "sw"]}))
+    assert "exceeds the model's tokens_per_sample=512" in broken(lambda c: c["liu2020"].update(windows=[600]))
+    assert "source language 'en' and at least one other" in broken(lambda c: c["liu2020"].update(languages=["fr"]))

@@ -361,3 +361,27 @@ def test_rule_files_can_be_included_in_any_order(tmp_path):
         (REPO / ".reordered.smk").unlink()
     # Table 1 on en-fr and en-ru (20), Figure 7's Default en-de and en-zh, and en-en′
     assert counts[0] == counts[1] and counts[0]["pretrain"] == 23 and counts[0]["transfer"] == 2 * 2 * 3
+
+
+def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
+    """Target liu2020: 15 languages sampled at 2 sizes, one joint BPE and binarisation per size, an
+    MLM per size and window, word2vec and GloVe per size, retrieval of 12 languages (MUSE has no
+    en-sw or en-ur dictionary) for each of the 4 models per size; nothing of Table 1."""
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), "--", "liu2020")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = job_counts(proc.stdout)
+    assert counts["liu_sample"] == 15 * 2 and counts["liu_bpe"] == 2 and counts["liu_binarize"] == 2
+    assert counts["liu_pretrain"] == 2 * 2 and counts["liu_static"] == 2 * 2
+    assert counts["liu_retrieval"] == 4 * 2 and counts["liu_report"] == 1
+    assert counts["download_wiki_th"] == 1 and counts["download_muse_en_hi_test"] == 1
+    assert "download_muse_en_sw_test" not in counts and "pretrain" not in counts and "finetune" not in counts
+    # 20-token windows: one sentence per sample, cut, in the same pretraining section otherwise
+    assert "results/paper/liu/pretrain/n1000000/w20/done.json" in proc.stdout
+
+
+def test_liu2020_is_off_without_languages(tmp_path, licensed_config):
+    off = tmp_path / "off.yaml"
+    off.write_text(yaml.safe_dump({"liu2020": {"languages": []}}))
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), str(off), "--", "liu2020")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "liu_" not in proc.stdout

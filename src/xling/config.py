@@ -199,6 +199,7 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     for rid in needed:
         if rid not in cfg["downloads"]:
             yield f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
+    yield from _liu_check(cfg)
     t = a["transfer"]
     if figure5_pairs(cfg):
         too_deep = [i for i in t["layers"] if i > cfg["model"]["layers"]]
@@ -207,6 +208,32 @@ def _cross_check(cfg: dict) -> Iterable[str]:
                    f"{cfg['model']['layers']} (layer 0 is the embeddings)")
         if "fast_align_src" not in cfg["downloads"]:
             yield "config key 'downloads': Figure 5's word alignment needs an entry 'fast_align_src'"
+
+
+def _liu_check(cfg: dict) -> Iterable[str]:
+    liu = cfg["liu2020"]
+    if not liu["languages"]:
+        return
+    langs = cfg["languages"]
+    for lang in liu["languages"]:
+        if lang not in langs:
+            yield f"config key 'liu2020.languages': {lang!r} is not in languages ({', '.join(langs)})"
+    if cfg["source_language"] not in liu["languages"] or len(liu["languages"]) < 2:
+        yield (f"config key 'liu2020.languages': the source language {cfg['source_language']!r} and at "
+               f"least one other are needed (words are retrieved between them)")
+    for lang in liu_retrieval_languages(cfg):
+        if lang not in liu["languages"]:
+            yield f"config key 'liu2020.retrieval.languages': {lang!r} is not in liu2020.languages"
+        rid = liu_dictionary_id(cfg, lang)
+        if rid not in cfg["downloads"]:
+            yield f"config key 'downloads': Liu et al.'s word retrieval needs an entry {rid!r}"
+    model = liu_model(cfg)
+    if model["dim"] % model["heads"]:
+        yield f"config key 'liu2020.model.heads': {model['heads']} does not divide dim={model['dim']}"
+    for w in liu["windows"]:
+        if w != "full" and w > model["tokens_per_sample"]:
+            yield (f"config key 'liu2020.windows': a window of {w} tokens exceeds the model's "
+                   f"tokens_per_sample={model['tokens_per_sample']}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,3 +378,42 @@ def tatoeba_ids(lang: str) -> tuple[str, str]:
 
     code = TATOEBA_CODES.get(lang, lang)
     return f"tatoeba_{code}", f"tatoeba_{code}_eng"
+
+
+def liu_languages(cfg: dict) -> list[str]:
+    """Liu et al.'s languages, the source language first ([] when the study is off)."""
+    langs = list(cfg["liu2020"]["languages"])
+    if not langs:
+        return []
+    src = cfg["source_language"]
+    return [src] + [lang for lang in langs if lang != src]
+
+
+def liu_retrieval_languages(cfg: dict) -> list[str]:
+    """The languages whose words are retrieved from the source language's."""
+    chosen = cfg["liu2020"]["retrieval"]["languages"]
+    return list(chosen) if chosen is not None else liu_languages(cfg)[1:]
+
+
+def liu_dictionary_id(cfg: dict, lang: str) -> str:
+    """The downloads key of the MUSE dictionary between the source language and ``lang``."""
+    return f"muse_{cfg['source_language']}_{lang}_{cfg['liu2020']['retrieval']['dictionary']}"
+
+
+def liu_window_id(window: str | int) -> str:
+    """A window's name in paths: ``full`` or ``w<tokens>``."""
+    return "full" if window == "full" else f"w{int(window)}"
+
+
+def liu_model(cfg: dict) -> dict:
+    """``model`` with the study's own values (liu2020.model) over it."""
+    return {**cfg["model"], **cfg["liu2020"]["model"]}
+
+
+def liu_pretrain(cfg: dict, window_id: str) -> dict:
+    """``pretrain`` for one context window: ``full`` keeps the section as it is; ``w<N>`` cuts every
+    sentence into samples of at most N tokens (one sentence per sample, no token dropped)."""
+    p = dict(cfg["pretrain"])
+    if window_id != "full":
+        p.update(sample_break_mode="eos", sentence_window=int(window_id[1:]))
+    return p

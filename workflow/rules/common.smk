@@ -716,6 +716,71 @@ def reported(files):
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# Liu et al. 2020 (rules in liu2020.smk; target `liu2020`)
+
+LIU = config["liu2020"]
+LIU_LANGS = xcfg.liu_languages(config)  # source language first
+LIU_SIZES = [int(n) for n in LIU["sizes"]]
+LIU_WINDOWS = [xcfg.liu_window_id(w) for w in LIU["windows"]]
+LIU_RETRIEVED = xcfg.liu_retrieval_languages(config) if LIU_LANGS else []
+LIU_STATIC = ["word2vec", "glove"]
+LIU_MODELS = [f"mlm_{w}" for w in LIU_WINDOWS] + LIU_STATIC  # every model scored at every size
+LIU_REPORT = {"png": "liu2020/retrieval.png", "pdf": "liu2020/retrieval.pdf", "csv": "liu2020/retrieval.csv"}
+
+
+def liu_bpe_inputs(w):
+    """Each language's sampled training text, and its whole validation and test splits."""
+    d = {}
+    for l in LIU_LANGS:
+        d[f"{l}_train"] = f"{R}/liu/corpus/n{w.size}/{l}.train.txt"
+        for split in ("valid", "test"):
+            d[f"{l}_{split}"] = f"{R}/corpus/{l}/wiki.{split}.txt"
+    return d
+
+
+def liu_pretrain_params(window):
+    """``pretrain`` of one context window (xling.config.liu_pretrain), ``tensorboard`` only when on
+    as in pretrain_params."""
+    p = xcfg.liu_pretrain(config, window)
+    if not p["tensorboard"]:
+        del p["tensorboard"]
+    return p
+
+
+def liu_model_kind(model):
+    return "static" if model in LIU_STATIC else "mlm"
+
+
+def liu_retrieval_inputs(w):
+    """The model's files, every language's BPE training text and the MUSE dictionaries."""
+    if liu_model_kind(w.model) == "static":
+        d = {"vectors": f"{R}/liu/static/{w.model}/n{w.size}/vectors.vec"}
+    else:
+        window = w.model[len("mlm_") :]
+        d = {
+            "checkpoint": f"{R}/liu/pretrain/n{w.size}/{window}/checkpoint_best.pt",
+            "dictionary": f"{R}/liu/bin/n{w.size}/dict.txt",
+        }
+    for l in [SRC, *LIU_RETRIEVED]:
+        d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
+    for l in LIU_RETRIEVED:
+        d[f"dict_{l}"] = downloaded(xcfg.liu_dictionary_id(config, l))
+    return d
+
+
+def liu_model_labels():
+    labels = {"word2vec": "word2vec", "glove": "GloVe"}
+    for window, w in zip(LIU_WINDOWS, LIU["windows"]):
+        labels[f"mlm_{window}"] = "MLM" if w == "full" else f"MLM, {w}-token windows"
+    return labels
+
+
+def liu_targets():
+    """What target `liu2020` builds (nothing when liu2020.languages is empty)."""
+    return [f"{R}/report/{v}" for v in LIU_REPORT.values()] if LIU_LANGS else []
+
+
 def all_targets():
     """Everything `all` builds."""
     return [

@@ -1,0 +1,170 @@
+# Liu et al. 2020, "A Study of Cross-Lingual Ability and Language-specific Information in
+# Multilingual BERT", Section 3 on this pipeline's stages: each language's first N training
+# sentences (liu2020.sizes), one joint BPE and one joint MLM per size and context window, word2vec
+# and GloVe on the same BPE text, and word retrieval (MRR) from the source language to each other
+# one. Outputs: R/liu/..., R/report/liu2020/. Target: `snakemake liu2020`.
+
+
+rule liu_sample:
+    input:
+        f"{R}/corpus/{{lang}}/wiki.train.txt",
+    output:
+        f"{R}/liu/corpus/n{{size}}/{{lang}}.train.txt",
+    log:
+        f"{LOGS}/liu/corpus/n{{size}}/{{lang}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+    conda:
+        "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        **res_single("preprocess"),
+    params:
+        lines=lambda w: int(w.size),
+    script:
+        "../scripts/liu_sample.py"
+
+
+rule liu_bpe:
+    input:
+        unpack(liu_bpe_inputs),
+    output:
+        manifest=f"{R}/liu/bpe/n{{size}}/bpe.json",
+        texts=[f"{R}/liu/bpe/n{{size}}/{l}.{s}.bpe" for l in LIU_LANGS for s in BPE_SPLITS],
+    log:
+        f"{LOGS}/liu/bpe/n{{size}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+    conda:
+        "../../envs/corpus.yaml"
+    threads: threads_of("bpe")
+    resources:
+        **res("bpe"),
+    params:
+        mode="joint",
+        merges=LIU["bpe_merges"],
+        languages=LIU_LANGS,
+    script:
+        "../scripts/bpe_build.py"
+
+
+rule liu_binarize:
+    input:
+        unpack(lambda w: bpe_texts(f"{R}/liu/bpe/n{w.size}", LIU_LANGS)),
+    output:
+        shared_dict=f"{R}/liu/bin/n{{size}}/dict.txt",
+        data=[f"{R}/liu/bin/n{{size}}/{l}/{s}.{x}" for l in LIU_LANGS for s in BPE_SPLITS for x in ("bin", "idx")],
+    log:
+        f"{LOGS}/liu/binarize/n{{size}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("binarize")
+    resources:
+        **res("binarize"),
+    params:
+        languages=LIU_LANGS,
+        copies=[],
+    script:
+        "../scripts/binarize.py"
+
+
+rule liu_pretrain:
+    """One joint MLM on every language of a data size, at one context window."""
+    input:
+        dictionary=f"{R}/liu/bin/n{{size}}/dict.txt",
+    output:
+        done=f"{R}/liu/pretrain/n{{size}}/{{window}}/done.json",
+        best=f"{R}/liu/pretrain/n{{size}}/{{window}}/checkpoint_best.pt",
+    log:
+        f"{LOGS}/liu/pretrain/n{{size}}/{{window}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+        window="|".join(LIU_WINDOWS),
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("pretrain")
+    resources:
+        **res("pretrain"),
+    params:
+        data_dirs=lambda w: [f"{R}/liu/bin/n{w.size}"],
+        setting={"separate": {"embeddings": False, "layers": 0}},
+        model=xcfg.liu_model(config),
+        pretrain=lambda w: liu_pretrain_params(w.window),
+        languages=LIU_LANGS,
+        seed=PSEED0,
+    script:
+        "../scripts/pretrain.py"
+
+
+rule liu_static:
+    """word2vec or GloVe on every language's BPE training text of a data size."""
+    input:
+        texts=lambda w: [f"{R}/liu/bpe/n{w.size}/{l}.train.bpe" for l in LIU_LANGS],
+    output:
+        vec=f"{R}/liu/static/{{method}}/n{{size}}/vectors.vec",
+    log:
+        f"{LOGS}/liu/static/{{method}}/n{{size}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+        method="|".join(LIU_STATIC),
+    conda:
+        "../../envs/fairseq.yaml"
+    # word2vec with one worker is deterministic; several split the corpus in a timing-dependent order
+    threads: 1
+    resources:
+        **res_single("analysis"),
+    params:
+        method=lambda w: w.method,
+        settings=LIU["static"],
+        seed=PSEED0,
+    script:
+        "../scripts/liu_static.py"
+
+
+rule liu_retrieval:
+    input:
+        unpack(liu_retrieval_inputs),
+    output:
+        result=f"{R}/liu/retrieval/{{model}}/n{{size}}.json",
+    log:
+        f"{LOGS}/liu/retrieval/{{model}}/n{{size}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+        model="|".join(LIU_MODELS) or "NONE",
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("analysis")
+    resources:
+        **res("analysis"),
+    params:
+        kind=lambda w: liu_model_kind(w.model),
+        src=SRC,
+        langs=LIU_RETRIEVED,
+        meta=lambda w: {"model": w.model, "size": int(w.size)},
+        sentences=LIU["retrieval"]["sentences"],
+        max_words=LIU["retrieval"]["max_words"],
+        max_seq_len=LIU["retrieval"]["max_seq_len"],
+        batch_size=LIU["retrieval"]["batch_size"],
+    script:
+        "../scripts/liu_retrieval.py"
+
+
+rule liu_report:
+    input:
+        [f"{R}/liu/retrieval/{m}/n{n}.json" for n in LIU_SIZES for m in LIU_MODELS],
+    output:
+        **{k: f"{R}/report/{v}" for k, v in LIU_REPORT.items()},
+    log:
+        f"{LOGS}/report/liu2020.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        labels=liu_model_labels(),
+        note=DEMO_NOTE,
+    script:
+        "../scripts/liu_report.py"
