@@ -169,3 +169,26 @@ def test_liu2020_checks():
         lambda c: c["liu2020"].update(languages=["en", "fr"], retrieval={"languages": ["fr", "sw"]}))
     assert "exceeds the model's tokens_per_sample=512" in broken(lambda c: c["liu2020"].update(windows=[600]))
     assert "source language 'en' and at least one other" in broken(lambda c: c["liu2020"].update(languages=["fr"]))
+
+
+def test_pretrain_options_added_later_are_left_out_of_job_params_at_their_old_value():
+    """A model trained before `tensorboard` or `sentence_window` existed must not look changed to
+    Snakemake: the job's params omit them at the value they had then, and keep them otherwise."""
+    from xling.config import liu_pretrain, pretrain_job_params
+
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    xcfg.validate(cfg)
+    p = pretrain_job_params({**cfg["pretrain"], "tensorboard": False})
+    assert "tensorboard" not in p and "sentence_window" not in p and p["lr"] == cfg["pretrain"]["lr"]
+    on = pretrain_job_params({**cfg["pretrain"], "tensorboard": True, "sentence_window": 20})
+    assert on["tensorboard"] is True and on["sentence_window"] == 20
+    assert liu_pretrain(cfg, "w20")["sentence_window"] == 20 and "sentence_window" not in liu_pretrain(cfg, "full")
+
+
+def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml", xcfg.REPO / "config" / "demo.yaml")
+    xcfg.validate(cfg)
+    full, w20 = xcfg.liu_pretrain(cfg, "full"), xcfg.liu_pretrain(cfg, "w20")
+    assert full["sample_break_mode"] == "eos" and full["lr"] == 2.0e-3 and "sentence_window" not in full
+    assert w20["sentence_window"] == 20 and w20["batch_size_per_gpu"] == 64
+    assert cfg["pretrain"]["sample_break_mode"] == "none" and cfg["pretrain"]["lr"] == 1.0e-3  # Table 1's models

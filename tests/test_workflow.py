@@ -366,13 +366,16 @@ def test_rule_files_can_be_included_in_any_order(tmp_path):
 def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
     """Target liu2020: 15 languages sampled at 2 sizes, one joint BPE and binarisation per size, an
     MLM per size and window, word2vec and GloVe per size, retrieval of 12 languages (MUSE has no
-    en-sw or en-ur dictionary) for each of the 4 models per size; nothing of Table 1."""
+    en-sw or en-ur dictionary) for each of the 4 models per size, token translation of each MLM;
+    nothing of Table 1."""
     proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), "--", "liu2020")
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout)
     assert counts["liu_sample"] == 15 * 2 and counts["liu_bpe"] == 2 and counts["liu_binarize"] == 2
     assert counts["liu_pretrain"] == 2 * 2 and counts["liu_static"] == 2 * 2
     assert counts["liu_retrieval"] == 4 * 2 and counts["liu_report"] == 1
+    # token translation (Table 2's 12 directions, every layer and alpha) of each MLM, one report
+    assert counts["liu_translation"] == 2 * 2 and counts["liu_translation_report"] == 1
     assert counts["download_wiki_th"] == 1 and counts["download_muse_en_hi_test"] == 1
     assert "download_muse_en_sw_test" not in counts and "pretrain" not in counts and "finetune" not in counts
     # 20-token windows: one sentence per sample, cut, in the same pretraining section otherwise

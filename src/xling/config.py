@@ -227,9 +227,23 @@ def _liu_check(cfg: dict) -> Iterable[str]:
         rid = liu_dictionary_id(cfg, lang)
         if rid not in cfg["downloads"]:
             yield f"config key 'downloads': Liu et al.'s word retrieval needs an entry {rid!r}"
+    tr = liu["translation"]
+    for lang in tr["languages"]:
+        if lang not in liu["languages"] or lang == cfg["source_language"]:
+            yield (f"config key 'liu2020.translation.languages': {lang!r} is not one of liu2020.languages "
+                   f"other than the source language")
+    if tr["languages"] and "xnli_15way" not in cfg["downloads"]:
+        yield "config key 'downloads': Liu et al.'s token translation needs an entry 'xnli_15way'"
+    fig = tr["figure_direction"].split("-")
+    if tr["languages"] and (cfg["source_language"] not in fig or not set(fig) & set(tr["languages"])):
+        yield (f"config key 'liu2020.translation.figure_direction': {tr['figure_direction']!r} is not a "
+               f"direction between {cfg['source_language']!r} and liu2020.translation.languages")
     model = liu_model(cfg)
     if model["dim"] % model["heads"]:
         yield f"config key 'liu2020.model.heads': {model['heads']} does not divide dim={model['dim']}"
+    too_deep = [l for l in tr["layers"] or [] if l > model["layers"]]
+    if too_deep:
+        yield f"config key 'liu2020.translation.layers': {too_deep} exceed the model's {model['layers']} layers"
     for w in liu["windows"]:
         if w != "full" and w > model["tokens_per_sample"]:
             yield (f"config key 'liu2020.windows': a window of {w} tokens exceeds the model's "
@@ -411,9 +425,32 @@ def liu_model(cfg: dict) -> dict:
 
 
 def liu_pretrain(cfg: dict, window_id: str) -> dict:
-    """``pretrain`` for one context window: ``full`` keeps the section as it is; ``w<N>`` cuts every
-    sentence into samples of at most N tokens (one sentence per sample, no token dropped)."""
-    p = dict(cfg["pretrain"])
+    """``pretrain`` (with liu2020.pretrain over it) of one context window, as its job receives it:
+    ``full`` keeps it as it is; ``w<N>`` cuts every sentence into samples of at most N tokens (one
+    sentence per sample, no token dropped)."""
+    p = {**cfg["pretrain"], **cfg["liu2020"]["pretrain"]}
     if window_id != "full":
         p.update(sample_break_mode="eos", sentence_window=int(window_id[1:]))
-    return p
+    return pretrain_job_params(p)
+
+
+def liu_translation_layers(cfg: dict) -> list[int]:
+    """The layers token translation shifts (1..L unless chosen)."""
+    chosen = cfg["liu2020"]["translation"]["layers"]
+    return list(chosen) if chosen is not None else list(range(1, liu_model(cfg)["layers"] + 1))
+
+
+def liu_directions(cfg: dict) -> list[tuple[str, str]]:
+    """Token translation's directions: source -> x, then x -> source, for each translation language."""
+    src, langs = cfg["source_language"], cfg["liu2020"]["translation"]["languages"]
+    return [(src, l) for l in langs] + [(l, src) for l in langs]
+
+
+# Keys of ``pretrain`` added after models had been trained with it, and their value then: a job's
+# params leave them out at that value, so that Snakemake does not see those models as changed.
+PRETRAIN_KEYS_ADDED = {"tensorboard": False, "sentence_window": None}
+
+
+def pretrain_job_params(pretrain: dict) -> dict:
+    """The ``pretrain`` section as a pretraining job receives it (its tracked params)."""
+    return {k: v for k, v in pretrain.items() if not (k in PRETRAIN_KEYS_ADDED and v == PRETRAIN_KEYS_ADDED[k])}

@@ -252,13 +252,10 @@ def binarize_inputs(wc):
 
 
 def pretrain_params():
-    """The ``pretrain`` section as pretraining jobs receive it. ``tensorboard`` only when on: a
-    logging switch at its default must not make models trained before it existed look changed
-    (their params would differ, and Snakemake would retrain them)."""
-    p = dict(config["pretrain"])
-    if not p["tensorboard"]:
-        del p["tensorboard"]
-    return p
+    """The ``pretrain`` section as pretraining jobs receive it: options added later (``tensorboard``,
+    ``sentence_window``) only when set, so that models trained before they existed do not look
+    changed (their params would differ, and Snakemake would retrain them)."""
+    return xcfg.pretrain_job_params(config["pretrain"])
 
 
 def pretrain_languages(pair):
@@ -727,6 +724,14 @@ LIU_RETRIEVED = xcfg.liu_retrieval_languages(config) if LIU_LANGS else []
 LIU_STATIC = ["word2vec", "glove"]
 LIU_MODELS = [f"mlm_{w}" for w in LIU_WINDOWS] + LIU_STATIC  # every model scored at every size
 LIU_REPORT = {"png": "liu2020/retrieval.png", "pdf": "liu2020/retrieval.pdf", "csv": "liu2020/retrieval.csv"}
+LIU_DIRECTIONS = xcfg.liu_directions(config) if LIU_LANGS else []
+LIU_TR_LANGS = sorted({l for d in LIU_DIRECTIONS for l in d})
+LIU_TR_REPORT = {
+    "table_md": "liu2020/table2.md",
+    "table_csv": "liu2020/table2.csv",
+    "fig_png": "liu2020/figure7_8.png",
+    "fig_pdf": "liu2020/figure7_8.pdf",
+}
 
 
 def liu_bpe_inputs(w):
@@ -737,15 +742,6 @@ def liu_bpe_inputs(w):
         for split in ("valid", "test"):
             d[f"{l}_{split}"] = f"{R}/corpus/{l}/wiki.{split}.txt"
     return d
-
-
-def liu_pretrain_params(window):
-    """``pretrain`` of one context window (xling.config.liu_pretrain), ``tensorboard`` only when on
-    as in pretrain_params."""
-    p = xcfg.liu_pretrain(config, window)
-    if not p["tensorboard"]:
-        del p["tensorboard"]
-    return p
 
 
 def liu_model_kind(model):
@@ -769,6 +765,21 @@ def liu_retrieval_inputs(w):
     return d
 
 
+def liu_translation_inputs(w):
+    """The MLM's files, the translated languages' training texts and vocabularies, XNLI-15way."""
+    d = {
+        "checkpoint": f"{R}/liu/pretrain/n{w.size}/{w.window}/checkpoint_best.pt",
+        "dictionary": f"{R}/liu/bin/n{w.size}/dict.txt",
+        "bpe": f"{R}/liu/bpe/n{w.size}/bpe.json",
+        "way15": downloaded("xnli_15way"),
+    }
+    for l in LIU_TR_LANGS:
+        d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
+        d[f"vocab_{l}"] = f"{R}/liu/bin/n{w.size}/dict.{l}.txt"
+    d.update(segmenter_inputs(*LIU_TR_LANGS))  # 15-way sentences are segmented as the corpus was
+    return d
+
+
 def liu_model_labels():
     labels = {"word2vec": "word2vec", "glove": "GloVe"}
     for window, w in zip(LIU_WINDOWS, LIU["windows"]):
@@ -778,7 +789,12 @@ def liu_model_labels():
 
 def liu_targets():
     """What target `liu2020` builds (nothing when liu2020.languages is empty)."""
-    return [f"{R}/report/{v}" for v in LIU_REPORT.values()] if LIU_LANGS else []
+    if not LIU_LANGS:
+        return []
+    out = [f"{R}/report/{v}" for v in LIU_REPORT.values()]
+    if LIU_DIRECTIONS:
+        out += [f"{R}/report/{v}" for v in LIU_TR_REPORT.values()]
+    return out
 
 
 def all_targets():

@@ -2,7 +2,8 @@
 # Multilingual BERT", Section 3 on this pipeline's stages: each language's first N training
 # sentences (liu2020.sizes), one joint BPE and one joint MLM per size and context window, word2vec
 # and GloVe on the same BPE text, and word retrieval (MRR) from the source language to each other
-# one. Outputs: R/liu/..., R/report/liu2020/. Target: `snakemake liu2020`.
+# one (Section 3); token translation by the mean difference shift (Section 4.2). Outputs:
+# R/liu/..., R/report/liu2020/. Target: `snakemake liu2020`.
 
 
 rule liu_sample:
@@ -53,6 +54,7 @@ rule liu_binarize:
         unpack(lambda w: bpe_texts(f"{R}/liu/bpe/n{w.size}", LIU_LANGS)),
     output:
         shared_dict=f"{R}/liu/bin/n{{size}}/dict.txt",
+        lang_dicts=[f"{R}/liu/bin/n{{size}}/dict.{l}.txt" for l in LIU_LANGS],
         data=[f"{R}/liu/bin/n{{size}}/{l}/{s}.{x}" for l in LIU_LANGS for s in BPE_SPLITS for x in ("bin", "idx")],
     log:
         f"{LOGS}/liu/binarize/n{{size}}.log",
@@ -91,7 +93,7 @@ rule liu_pretrain:
         data_dirs=lambda w: [f"{R}/liu/bin/n{w.size}"],
         setting={"separate": {"embeddings": False, "layers": 0}},
         model=xcfg.liu_model(config),
-        pretrain=lambda w: liu_pretrain_params(w.window),
+        pretrain=lambda w: xcfg.liu_pretrain(config, w.window),
         languages=LIU_LANGS,
         seed=PSEED0,
     script:
@@ -168,3 +170,54 @@ rule liu_report:
         note=DEMO_NOTE,
     script:
         "../scripts/liu_report.py"
+
+
+rule liu_translation:
+    """Token translation by the mean difference shift: every direction, layer and alpha."""
+    input:
+        unpack(liu_translation_inputs),
+    output:
+        result=f"{R}/liu/translation/n{{size}}/{{window}}.json",
+    log:
+        f"{LOGS}/liu/translation/n{{size}}/{{window}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+        window="|".join(LIU_WINDOWS),
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("analysis")
+    resources:
+        **res("analysis"),
+    params:
+        meta=lambda w: {"model": f"mlm_{w.window}", "size": int(w.size)},
+        directions=[list(d) for d in LIU_DIRECTIONS],
+        layers=xcfg.liu_translation_layers(config),
+        alphas=LIU["translation"]["alphas"],
+        rows=LIU["translation"]["rows"],
+        sentences=LIU["translation"]["sentences"],
+        tokenize=tokenize_params(*LIU_TR_LANGS),
+        max_seq_len=LIU["translation"]["max_seq_len"],
+        batch_size=LIU["translation"]["batch_size"],
+    script:
+        "../scripts/liu_translation.py"
+
+
+rule liu_translation_report:
+    input:
+        [f"{R}/liu/translation/n{n}/{w}.json" for n in LIU_SIZES for w in LIU_WINDOWS],
+    output:
+        **{k: f"{R}/report/{v}" for k, v in LIU_TR_REPORT.items()},
+    log:
+        f"{LOGS}/report/liu2020_translation.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        labels=liu_model_labels(),
+        layers=xcfg.liu_model(config)["layers"],
+        figure_direction=LIU["translation"]["figure_direction"],
+        note=DEMO_NOTE,
+    script:
+        "../scripts/liu_translation_report.py"

@@ -58,5 +58,6 @@ def bleu1(hypotheses: Sequence[str | Sequence[str]], references: Sequence[str | 
     def text(sentence: str | Sequence[str]) -> str:
         return " ".join(_tokens(sentence))
 
-    metric = BLEU(max_ngram_order=1, tokenize="none", lowercase=False, smooth_method="none")
+    # force: the text is tokenised on purpose; sacrebleu would warn on every call that it looks so
+    metric = BLEU(max_ngram_order=1, tokenize="none", lowercase=False, smooth_method="none", force=True)
     return float(metric.corpus_score([text(h) for h in hypotheses], [[text(r) for r in references]]).score)

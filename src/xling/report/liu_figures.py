@@ -7,14 +7,13 @@ also gives the last layer's."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from xling.analysis.word_retrieval import chance_mrr
-from xling.io import atomic_path
+from xling.report.csvout import write_rows_csv
 from xling.report.plotting import pyplot, save_and_close
 
 FIELDS = ["size", "model", "language", "mrr", "layer", "mrr_last_layer", "pairs", "identical_pairs", "chance"]
@@ -41,12 +40,7 @@ def retrieval_rows(results: Sequence[dict]) -> list[dict]:
 
 
 def write_retrieval_csv(rows: Sequence[dict], path: Path) -> None:
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=FIELDS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if r[k] is None else round(r[k], 4) if isinstance(r[k], float) else r[k])
-                        for k in FIELDS})
+    write_rows_csv(rows, FIELDS, path)
 
 
 def retrieval_figure(rows: Sequence[dict], labels: dict[str, str], out_png: Path, out_pdf: Path,

@@ -4,13 +4,12 @@ the mean over pretraining seeds with its 95% t interval."""
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from pathlib import Path
 from typing import Mapping
 
-from xling.io import atomic_path
 from xling.metrics.intervals import t_interval
+from xling.report.csvout import write_rows_csv
 from xling.report.plotting import pyplot, save_and_close
 
 FIELDS = ["pair", "setting", "updates", "best_layer_p1", "low", "high", "seeds", "chance"]
@@ -38,12 +37,7 @@ def curve_rows(results: list[dict]) -> list[dict]:
 
 
 def write_curve_csv(rows: list[dict], path: Path) -> None:
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=FIELDS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if r[k] is None else round(r[k], 3) if isinstance(r[k], float) else r[k])
-                        for k in FIELDS})
+    write_rows_csv(rows, FIELDS, path, digits=3)
 
 
 def shared_space_figure(rows: list[dict], labels: Mapping[str, str], out_png: Path, out_pdf: Path,

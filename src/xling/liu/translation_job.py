@@ -1,0 +1,132 @@
+"""Liu et al.'s unsupervised token translation (4.2, Table 2, Figures 7-8) for one of the study's
+MLMs: the mean of each language per layer over its training text, then, for every direction s -> t,
+layer l and weight alpha, the parallel test sentences of s read with alpha x D(s -> t) added at
+layer l and decoded by the MLM head at every position, scored against the t sentences.
+
+- Means: every position of the first ``sentences`` lines of a language's BPE training text,
+  ``<s>``/``</s>`` included ("all the context-dependent representation", 4.1.1).
+- Outputs: the argmax piece at each position of the input sentence (not ``<s>``/``</s>``).
+- Convert rate: over all output pieces, with V_lang the pieces of the language's training text
+  (``dict.<lang>.txt`` of binarisation, the paper's "token set of the language"); pieces of both
+  sets are left out. BLEU-1: corpus BLEU on pieces against the t sentence's pieces.
+- ``alpha = 0`` (no shift) is scored too: the model copying its input, the baseline of both scores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+
+from xling.analysis.language_shift import language_means, mean_difference, translate_tokens
+from xling.analysis.run import first_lines, write_result
+from xling.metrics.translation import bleu1, convert_rate
+
+Log = Callable[[str], None]
+
+
+def read_piece_set(path: Path) -> set[str]:
+    """The pieces listed in a fairseq-style dictionary (``piece count`` per line)."""
+    with open(path, encoding="utf-8") as fh:
+        return {line.split(" ", 1)[0] for line in fh if line.strip()}
+
+
+def pad_batches(ids: Sequence[list[int]], pad: int, batch_size: int):
+    """``(rows, input_ids, attention_mask)`` batches of id sequences, in order."""
+    for s in range(0, len(ids), batch_size):
+        chunk = ids[s : s + batch_size]
+        width = max(len(x) for x in chunk)
+        tokens = torch.full((len(chunk), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(chunk), width), dtype=torch.long)
+        for r, seq in enumerate(chunk):
+            tokens[r, : len(seq)] = torch.tensor(seq)
+            mask[r, : len(seq)] = 1
+        yield range(s, s + len(chunk)), tokens, mask
+
+
+def line_ids(dictionary, pieces: list[str], max_seq_len: int) -> list[int]:
+    """``<s> pieces </s>`` as ids, cut to ``max_seq_len``."""
+    body = [dictionary.index(p) for p in pieces][: max_seq_len - 2]
+    return [dictionary.bos(), *body, dictionary.eos()]
+
+
+def translate_all(encoder, ids: Sequence[list[int]], src: str, tgt: str, layer: int, alpha: float,
+                  shift: torch.Tensor, batch_size: int, device: str) -> list[list[str]]:
+    """The argmax pieces of every sentence (its own positions only) under the shift."""
+    d = encoder.dictionary
+    out: list[list[str]] = [[] for _ in ids]
+    for rows, tokens, mask in pad_batches(ids, d.pad(), batch_size):
+        pred = translate_tokens(encoder, tokens.to(device), mask.to(device), layer, alpha, shift, lang=src,
+                                out_lang=tgt).cpu()
+        for r, i in enumerate(rows):
+            out[i] = [d[int(t)] for t in pred[r, 1 : len(ids[i]) - 1]]
+    return out
+
+
+def parallel_pieces(way15_root: Path, langs: Sequence[str], rows: int, settings: dict, bpe_manifest: Path
+                    ) -> dict[str, list[list[str]]]:
+    """The first ``rows`` XNLI-15way rows of ``langs``, tokenised as the corpus was and segmented
+    with the model's BPE: language -> one list of pieces per row."""
+    from xling.analysis.run import fifteen_way
+    from xling.bpe import SubwordTokenizer
+    from xling.finetune.text import line_and_word_tokenizers
+
+    raw = fifteen_way(way15_root, list(langs), rows)
+    out = {}
+    for lang in langs:
+        lines, _ = line_and_word_tokenizers(settings[lang])
+        to_pieces = SubwordTokenizer(bpe_manifest, lang).words_to_subwords
+        out[lang] = [[p for word in to_pieces(words) for p in word] for words in lines(raw[lang])]
+    return out
+
+
+def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Path], vocabs: dict[str, Path],
+                        parallel: dict[str, list[list[str]]], directions: Sequence[tuple[str, str]],
+                        layers: Sequence[int], alphas: Sequence[float], n_sentences: int, out_json: Path, meta: dict,
+                        max_seq_len: int = 256, batch_size: int = 64, device: str = "cpu",
+                        log: Log | None = None) -> dict:
+    """``texts``: language -> BPE training text (its means); ``vocabs``: language -> ``dict.<lang>.txt``;
+    ``parallel``: language -> the same rows of parallel sentences as BPE pieces. Writes one score
+    per (direction, layer, alpha), ``alpha = 0`` once per direction."""
+    from xling.pretrain.loader import load_encoder
+
+    log = log or (lambda _m: None)
+    encoder = load_encoder(checkpoint, dictionary).to(device)
+    max_seq_len = min(max_seq_len, encoder.encoder.max_positions())
+    d = encoder.dictionary
+    bad = [l for l in layers if not 1 <= l <= encoder.num_layers]
+    if bad:
+        raise ValueError(f"token translation: layers {bad} outside 1..{encoder.num_layers} of {checkpoint}")
+    langs = sorted({l for pair in directions for l in pair})
+    means = {}
+    for lang in langs:
+        lines = first_lines(Path(texts[lang]), n_sentences)
+        ids = [line_ids(d, line.split(), max_seq_len) for line in lines]
+        batches = ((t.to(device), m.to(device)) for _, t, m in pad_batches(ids, d.pad(), batch_size))
+        means[lang] = language_means(encoder, batches, lang=lang)
+        log(f"mean of {lang} over {len(lines)} sentences")
+    vocab = {lang: read_piece_set(vocabs[lang]) for lang in langs}
+    results = []
+    for src, tgt in directions:
+        shift = mean_difference(means[src], means[tgt])
+        ids = [line_ids(d, pieces, max_seq_len) for pieces in parallel[src]]
+        refs = [" ".join(p) for p in parallel[tgt]]
+
+        def score(layer: int, alpha: float) -> dict:
+            hyps = translate_all(encoder, ids, src, tgt, layer, alpha, shift, batch_size, device)
+            try:
+                rate = convert_rate(hyps, vocab[src], vocab[tgt])
+            except ValueError:  # every output piece in both vocabularies: no language to tell
+                rate = None
+            return {"src": src, "tgt": tgt, "layer": layer, "alpha": alpha, "convert_rate": rate,
+                    "bleu1": bleu1([" ".join(h) for h in hyps], refs)}
+
+        unshifted = score(layers[-1], 0.0)
+        shifted = [score(layer, float(alpha)) for layer in layers for alpha in alphas]
+        results += [unshifted, *shifted]
+        best = max(shifted, key=lambda r: r["bleu1"]) if shifted else unshifted
+        log(f"{src}->{tgt}: best BLEU-1 {best['bleu1']:.2f} (layer {best['layer']}, alpha {best['alpha']:g}); "
+            f"no shift: BLEU-1 {unshifted['bleu1']:.2f}")
+    return write_result(out_json, {**meta, "layers": encoder.num_layers, "rows": len(next(iter(parallel.values()))),
+                                   "sentences": n_sentences, "scores": results})

@@ -1,0 +1,133 @@
+"""Liu et al.'s token translation report: Table 2 of each of the study's MLMs beside m-BERT's
+published one, and Figures 7-8 (convert rate and BLEU-1 against the layer, one line per alpha).
+
+The paper's m-BERT has 12 layers; its rows name layers 11 and 10. Ours are read at the same
+distance from the top (L - 1 and L - 2 of an L-layer model), and ``our_layer`` says which. The
+models differ (m-BERT on 104 languages' Wikipedia vs ours), so the table sets the numbers side by
+side to compare the direction of each effect, not to pass or fail them."""
+
+from __future__ import annotations
+
+import csv
+from importlib import resources
+from pathlib import Path
+from typing import Sequence
+
+from xling.io import atomic_write
+from xling.report.csvout import write_rows_csv
+from xling.report.plotting import pyplot, save_and_close
+
+PAPER_LAYERS = 12  # bert-base-multilingual-cased
+FIELDS = ["model", "size", "direction", "row", "our_layer", "ours", "paper"]
+
+
+def paper_table2() -> dict[tuple[str, str], float]:
+    """(row, direction) -> the published value."""
+    text = resources.files("xling").joinpath("data/liu2020_table2_token_translation.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    return {(r["row"], d): float(v) for r in rows for d, v in r.items() if d != "row" and v != ""}
+
+
+def _at(scores: list[dict], layer: int, alpha: float) -> dict | None:
+    return next((s for s in scores if s["layer"] == layer and s["alpha"] == alpha), None)
+
+
+def table2_rows(results: Sequence[dict], layers: int) -> list[dict]:
+    """Long-format Table 2 of every model and direction: the paper's rows, computed on ours."""
+    paper = paper_table2()
+    top, second = layers - (PAPER_LAYERS - 11), layers - (PAPER_LAYERS - 10)
+    out = []
+    for r in results:
+        for key in ("model", "size", "scores"):
+            if key not in r:
+                raise ValueError(f"token translation result without {key!r}: {sorted(r)}")
+        directions = list(dict.fromkeys((s["src"], s["tgt"]) for s in r["scores"]))
+        for src, tgt in directions:
+            d = f"{src}-{tgt}"
+            scores = [s for s in r["scores"] if (s["src"], s["tgt"]) == (src, tgt)]
+            shifted = [s for s in scores if s["alpha"] > 0]
+            best = max(shifted, key=lambda s: s["bleu1"]) if shifted else None
+            none = next((s for s in scores if s["alpha"] == 0), None)
+
+            def add(row: str, our_layer, value):
+                out.append({"model": r["model"], "size": int(r["size"]), "direction": d, "row": row,
+                            "our_layer": our_layer, "ours": value, "paper": paper.get((row, d))})
+
+            s = _at(scores, top, 3.0)
+            add("BLEU-1 (layer=11 alpha=3)", top, s["bleu1"] if s else None)
+            add("best BLEU-1", best["layer"] if best else None, best["bleu1"] if best else None)
+            add("best layer", None, best["layer"] if best else None)
+            add("best alpha", None, best["alpha"] if best else None)
+            for alpha in (1.0, 2.0, 3.0):
+                s = _at(scores, second, alpha)
+                add(f"convert rate (layer=10 alpha={alpha:g})", second, s["convert_rate"] if s else None)
+            add("BLEU-1 without shift", None, none["bleu1"] if none else None)
+            add("convert rate without shift", None, none["convert_rate"] if none else None)
+    return out
+
+
+def _fmt(v, row: str) -> str:
+    if v is None:
+        return "—"
+    if row == "best layer":
+        return str(int(v))
+    if row == "best alpha":
+        return f"{v:g}"
+    return f"{v:.3f}" if row.startswith("convert rate") else f"{v:.2f}"
+
+
+def write_table2(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_path: Path, note: str = "") -> None:
+    write_rows_csv(rows, FIELDS, csv_path)
+    lines = ["# Token translation by the mean difference shift (Liu et al. 2020, Table 2)", ""]
+    if note:
+        lines += [f"_{note}_", ""]
+    lines += ["Each cell: ours (m-BERT, published). Layers as the paper names them for its 12-layer m-BERT; ours "
+              "are read at the same distance from the top (`our_layer` in the CSV). A convert rate is undefined "
+              "(—) when every output piece is in both languages' vocabularies.", ""]
+    for model, size in dict.fromkeys((r["model"], r["size"]) for r in rows):
+        sel = [r for r in rows if (r["model"], r["size"]) == (model, size)]
+        dirs = list(dict.fromkeys(r["direction"] for r in sel))
+        lines += [f"## {labels.get(model, model)}, {size:,} sentences per language", "",
+                  "| | " + " | ".join(dirs) + " |", "|---|" + "---:|" * len(dirs)]
+        for row in dict.fromkeys(r["row"] for r in sel):
+            cells = []
+            for d in dirs:
+                r = next(x for x in sel if x["row"] == row and x["direction"] == d)
+                cells.append(_fmt(r["ours"], row) + ("" if r["paper"] is None else f" ({_fmt(r['paper'], row)})"))
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines.append("")
+    with atomic_write(md) as fh:
+        fh.write("\n".join(lines))
+
+
+def figure7_8(result: dict, direction: str, out_png: Path, out_pdf: Path, title: str | None = None) -> None:
+    """Convert rate (Figure 7) and BLEU-1 (Figure 8b) against the layer, one line per alpha, for one
+    direction of one model; the unshifted BLEU-1 dotted."""
+    src, tgt = direction.split("-")
+    scores = [s for s in result["scores"] if (s["src"], s["tgt"]) == (src, tgt)]
+    if not scores:
+        raise ValueError(f"token translation figure: no scores for {direction} in {result.get('model')}")
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    cmap = plt.get_cmap("viridis")
+    alphas = sorted({s["alpha"] for s in scores if s["alpha"] > 0})
+    for k, alpha in enumerate(alphas):
+        pts = sorted((s for s in scores if s["alpha"] == alpha), key=lambda s: s["layer"])
+        color = cmap(k / max(1, len(alphas) - 1))
+        xs = [s["layer"] for s in pts]
+        axes[0].plot(xs, [s["convert_rate"] if s["convert_rate"] is not None else float("nan") for s in pts],
+                     marker="o", markersize=3, color=color, label=f"α = {alpha:g}")
+        axes[1].plot(xs, [s["bleu1"] for s in pts], marker="o", markersize=3, color=color, label=f"α = {alpha:g}")
+    none = next((s for s in scores if s["alpha"] == 0), None)
+    if none is not None:
+        axes[1].axhline(none["bleu1"], color="grey", linestyle=":", linewidth=1, label="no shift")
+    axes[0].set_ylabel("convert rate")
+    axes[1].set_ylabel("BLEU-1")
+    for ax in axes:
+        ax.set_xlabel("layer shifted")
+        ax.grid(alpha=0.3)
+        ax.set_title(f"{direction}, {result['model']}, {int(result['size']):,} sentences", fontsize=8)
+    axes[1].legend(fontsize=7, loc="best")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    save_and_close(plt, fig, out_png, out_pdf)

@@ -1,0 +1,48 @@
+"""Liu et al.'s Table 2 on our models: the paper's rows read at the same distance from the top,
+the best BLEU-1 over shifted runs only, m-BERT's published value beside ours."""
+
+import pytest
+
+from xling.report.liu_translation import figure7_8, paper_table2, table2_rows, write_table2
+
+
+def scores(src, tgt, layers, best_at):
+    out = [{"src": src, "tgt": tgt, "layer": layers, "alpha": 0.0, "convert_rate": 0.0, "bleu1": 50.0}]
+    for layer in range(1, layers + 1):
+        for alpha in (1.0, 2.0, 3.0):
+            out.append({"src": src, "tgt": tgt, "layer": layer, "alpha": alpha,
+                        "convert_rate": layer / 10 + alpha / 100,
+                        "bleu1": 30.0 if (layer, alpha) == best_at else float(layer)})
+    return out
+
+
+def test_paper_table2_is_read():
+    paper = paper_table2()
+    assert paper[("best BLEU-1", "en-zh")] == 23.21 and paper[("convert rate (layer=10 alpha=3)", "el-en")] == 0.997
+
+
+def test_rows_of_an_eight_layer_model():
+    res = {"model": "mlm_full", "size": 100,
+           "scores": scores("en", "fr", 8, best_at=(3, 2.0)) + scores("en", "ru", 8, (8, 1.0))}
+    rows = {(r["direction"], r["row"]): r for r in table2_rows([res], layers=8)}
+    top = rows[("en-fr", "BLEU-1 (layer=11 alpha=3)")]
+    assert top["our_layer"] == 7 and top["ours"] == 7.0 and top["paper"] == 12.18  # 8 - (12 - 11)
+    cr = rows[("en-fr", "convert rate (layer=10 alpha=2)")]
+    assert cr["our_layer"] == 6 and cr["ours"] == pytest.approx(0.62) and cr["paper"] == 0.757
+    # the unshifted run (BLEU-1 50) is not a candidate for "best"
+    assert rows[("en-fr", "best BLEU-1")]["ours"] == 30.0 and rows[("en-fr", "best layer")]["ours"] == 3
+    assert rows[("en-fr", "best alpha")]["ours"] == 2.0 and rows[("en-fr", "BLEU-1 without shift")]["ours"] == 50.0
+    assert rows[("en-ru", "best BLEU-1")]["paper"] is None  # not a direction of the paper
+
+
+def test_table_and_figure_files(tmp_path):
+    res = {"model": "mlm_full", "size": 100,
+           "scores": scores("en", "fr", 4, (2, 3.0)) + scores("fr", "en", 4, (1, 1.0))}
+    rows = table2_rows([res], layers=4)
+    write_table2(rows, {"mlm_full": "MLM"}, tmp_path / "t.md", tmp_path / "t.csv", note="testbed")
+    md = (tmp_path / "t.md").read_text()
+    assert "## MLM, 100 sentences per language" in md and "| en-fr | fr-en |" in md and "(12.18)" in md
+    figure7_8(res, "en-fr", tmp_path / "f.png", tmp_path / "f.pdf")
+    assert (tmp_path / "f.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="no scores for en-de"):
+        figure7_8(res, "en-de", tmp_path / "g.png", tmp_path / "g.pdf")
