@@ -29,11 +29,7 @@ lint: venv
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow and not slurm"
 
-slurm-# Liu et al. 2020 on the testbed (its own target; reuses the demo's corpus when `make demo` ran)
-demo-liu: venv
-	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) liu2020
-
-test: venv
+slurm-test: venv
 	$(PY) -m pytest -q -m slurm
 
 dry-run: venv
