@@ -12,11 +12,11 @@ from xling.errors import InputError
 from xling.io import atomic_write
 
 
-def first_lines(src: Path, dst: Path, n: int) -> int:
+def copy_first_lines(src: Path, dst: Path, n: int) -> int:
     """Copy the first ``n`` lines of ``src`` to ``dst`` (atomically); fewer lines is an error,
     since a smaller sample would silently change the experiment."""
     if n < 1:
-        raise ValueError(f"first_lines: n must be >= 1, got {n}")
+        raise ValueError(f"copy_first_lines: n must be >= 1, got {n}")
     written = 0
     with open(src, encoding="utf-8") as fin, atomic_write(dst) as fout:
         for line in fin:
