@@ -95,13 +95,15 @@ def run(args, tmp: Path) -> dict:
                           vocab_per_language=args.vocab_per_language, seed=0)
     model_cfg = dict(TINY_MODEL, layers=args.layers, dim=args.dim, heads=args.heads, ffn_dim=args.ffn,
                      tokens_per_sample=args.tokens_per_sample)
-    pre = dict(TINY_PRETRAIN, batch_size_per_gpu=args.batch, warmup_updates=1000, precision="fp16")
+    n_batches = args.warmup + args.steps * args.rounds
+    # an epoch long enough for every timed batch, checkpointed once per epoch (never reached)
+    pre = dict(TINY_PRETRAIN, batch_size_per_gpu=args.batch, warmup_updates=1000, precision="fp16",
+               streams_per_epoch_per_gpu=args.batch * n_batches, save_interval_updates=None)
     setting = {"separate": {"embeddings": args.sep_emb, "layers": 0}}
     cmd = fairseq_train_command(data, tmp / "ck", setting, model_cfg, pre, ["en", "fr"],
                                 n_gpus=1 if cuda else 0, cpu=not cuda, seed=1)
     cfg, task, trainer = build_trainer(cmd)
     itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
-    n_batches = args.warmup + args.steps * args.rounds
     batches = [next(itr) for _ in range(n_batches)]
     # only full batches, so both engines see identical shapes
     batches = [b for b in batches if b["net_input"]["src_tokens"].shape == batches[0]["net_input"]["src_tokens"].shape]

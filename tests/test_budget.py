@@ -118,6 +118,42 @@ def test_measured_rates_replace_the_default(tmp_path):
         budget.rate_from_benchmark(bench)
 
 
+def test_finetune_rates_are_the_harmonic_mean_over_the_grids_batch_sizes(tmp_path):
+    rows = [{"task": "xnli", "batch_size": 4, "examples_per_s": {"train_epochs": 100.0, "bare": 1.0}},
+            {"task": "xnli", "batch_size": 8, "examples_per_s": {"train_epochs": 300.0, "bare": 1.0}},
+            {"task": "ner", "batch_size": 16, "examples_per_s": {"train_epochs": 500.0, "bare": 1.0}}]
+    bench = tmp_path / "ft.json"
+    bench.write_text(json.dumps({"device": "x", "rows": rows}))
+    finetune = copy.deepcopy(PAPER["finetune"])
+    with pytest.raises(InputError, match=r"ft.json.*ner measured at every batch size.*none for \[32\]"):
+        budget.finetune_rates_from_benchmark(bench, finetune)
+    finetune["ner"]["grid"]["batch_size"] = [16]
+    rates = budget.finetune_rates_from_benchmark(bench, finetune)
+    # one job per cell: mean hours per cell are those of 2 / (1/100 + 1/300) = 150 ex/s
+    assert rates == {"xnli": pytest.approx(150.0), "ner": pytest.approx(500.0)}
+    bench.write_text(json.dumps({"rows": [{"task": "xnli"}]}))
+    with pytest.raises(InputError, match="ft.json.*examples_per_s.train_epochs"):
+        budget.finetune_rates_from_benchmark(bench, finetune)
+
+
+def test_measured_h100_rates_plan_the_paper_run(capsys):
+    """The H100 measurements kept in bench/measured/ plan the paper's run: pretraining at the
+    measured model FLOP/s is faster than the V100 rate the paper implies (3 days on 8 V100)."""
+    measured = REPO / "bench" / "measured"
+    rate = budget.rate_from_benchmark(measured / "h100_pretrain_paper_model.json")
+    assert rate.flops_per_s > budget.paper_v100_rate().flops_per_s
+    est = {e.job.name: e for e in budget.pretrain_estimates(PAPER, rate, margin=1.0)}
+    rec = json.loads((measured / "h100_pretrain_paper_model.json").read_text())
+    tokens = schedule(PAPER["pretrain"], PAPER["model"]).tokens
+    # the benchmark's model is the paper's Default (80k joint vocabulary): hours follow from its tokens/s
+    assert est["default/en-fr"].hours == pytest.approx(tokens / (8 * rec["tokens_per_s"]["fairseq"]) / 3600,
+                                                       rel=0.02)
+    assert budget.main(["--rate-from", str(measured / "h100_pretrain_paper_model.json"),
+                        "--finetune-rate-from", str(measured / "h100_finetune_paper_model.json")]) == 0
+    out = capsys.readouterr().out
+    assert "measured by bench/bench_pretrain.py on NVIDIA H100" in out and "assumed" not in out
+
+
 @pytest.mark.parametrize("processes", [1, 2, 3, 4, 6, 8, 12, 16, 24, 32])
 def test_batch_layout_keeps_the_global_batch(processes):
     layout = batch_layout(PAPER["pretrain"], processes)

@@ -169,6 +169,16 @@ def test_liu2020_checks():
         lambda c: c["liu2020"].update(languages=["en", "fr"], retrieval={"languages": ["fr", "sw"]}))
     assert "exceeds the model's tokens_per_sample=512" in broken(lambda c: c["liu2020"].update(windows=[600]))
     assert "source language 'en' and at least one other" in broken(lambda c: c["liu2020"].update(languages=["fr"]))
+    assert "leaves none of the model's 12 layers" in broken(lambda c: c["liu2020"].update(xnli={"freeze_layers": 12}))
+    assert "should be batch_size, encoder_lr and classifier_lr" in broken(
+        lambda c: c["liu2020"].update(xnli={"hp": {"batch_size": 8, "lr": 1e-5}}))
+
+
+def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    xcfg.validate(cfg)
+    assert xcfg.liu_xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
+    assert xcfg.liu_xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
 
 
 def test_pretrain_options_added_later_are_left_out_of_job_params_at_their_old_value():

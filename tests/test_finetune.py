@@ -244,6 +244,25 @@ def test_warmup_linear_schedule_definition():
     assert values[-1] == pytest.approx(1 / 90) and warmup_linear(total, total, 0.1) == 0.0
 
 
+def test_parser_label_bilinear_is_nn_bilinear():
+    """The label scorer's matrix-product form gives nn.Bilinear's values and gradients."""
+    from xling.finetune.heads import BiaffineParser
+
+    torch.manual_seed(0)
+    parser = BiaffineParser(16, num_labels=5, arc_mlp=8, label_mlp=6)
+    nn.init.normal_(parser.label_bilinear.bias)
+    dep, head = torch.randn(3, 4, 6, requires_grad=True), torch.randn(3, 4, 6, requires_grad=True)
+    ours = parser._bilinear(dep, head)
+    ref = parser.label_bilinear(dep, head)
+    assert ours.shape == (3, 4, 5)
+    torch.testing.assert_close(ours, ref)
+    weights = torch.randn_like(ref)
+    grads = [torch.autograd.grad((out * weights).sum(), [dep, head, parser.label_bilinear.weight,
+                                                           parser.label_bilinear.bias]) for out in (ours, ref)]
+    for g_ours, g_ref in zip(*grads):
+        torch.testing.assert_close(g_ours, g_ref)
+
+
 def test_paper_config_grid_is_what_finetune_accepts():
     """config/config.yaml plans the paper's grids; each cell is an hp dict finetune() understands."""
     cfg = load_yaml(Path(__file__).resolve().parents[1] / "config" / "config.yaml")["finetune"]

@@ -376,6 +376,8 @@ def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
     assert counts["liu_retrieval"] == 4 * 2 and counts["liu_report"] == 1
     # token translation (Table 2's 12 directions, every layer and alpha) of each MLM, one report
     assert counts["liu_translation"] == 2 * 2 and counts["liu_translation_report"] == 1
+    # XNLI of each MLM on all 15 languages (12 of them beyond Table 1's), one report
+    assert counts["liu_xnli"] == 2 * 2 and counts["liu_xnli_report"] == 1 and counts["liu_taskdata_xnli"] == 1
     assert counts["download_wiki_th"] == 1 and counts["download_muse_en_hi_test"] == 1
     assert "download_muse_en_sw_test" not in counts and "pretrain" not in counts and "finetune" not in counts
     # 20-token windows: one sentence per sample, cut, in the same pretraining section otherwise

@@ -239,6 +239,13 @@ def _liu_check(cfg: dict) -> Iterable[str]:
         yield (f"config key 'liu2020.translation.figure_direction': {tr['figure_direction']!r} is not a "
                f"direction between {cfg['source_language']!r} and liu2020.translation.languages")
     model = liu_model(cfg)
+    if liu_xnli_freeze(cfg) >= model["layers"]:
+        yield (f"config key 'liu2020.xnli.freeze_layers': {liu_xnli_freeze(cfg)} leaves none of the model's "
+               f"{model['layers']} layers to fine-tune")
+    hp = liu_xnli_hp(cfg)
+    if set(hp) != {"batch_size", "encoder_lr", "classifier_lr"}:
+        yield (f"config key 'liu2020.xnli.hp': {sorted(hp)} should be batch_size, encoder_lr and classifier_lr "
+               f"(XNLI's two learning rates)")
     if model["dim"] % model["heads"]:
         yield f"config key 'liu2020.model.heads': {model['heads']} does not divide dim={model['dim']}"
     too_deep = [l for l in tr["layers"] or [] if l > model["layers"]]
@@ -432,6 +439,18 @@ def liu_pretrain(cfg: dict, window_id: str) -> dict:
     if window_id != "full":
         p.update(sample_break_mode="eos", sentence_window=int(window_id[1:]))
     return pretrain_job_params(p)
+
+
+def liu_xnli_freeze(cfg: dict) -> int:
+    """Lower layers XNLI fine-tuning keeps fixed (and the layer the shift is added at)."""
+    chosen = cfg["liu2020"]["xnli"]["freeze_layers"]
+    return int(chosen) if chosen is not None else liu_model(cfg)["layers"] // 2
+
+
+def liu_xnli_hp(cfg: dict) -> dict:
+    """The XNLI cell the study's models are fine-tuned with."""
+    chosen = cfg["liu2020"]["xnli"]["hp"]
+    return dict(chosen) if chosen is not None else dict(grid_cells(cfg["finetune"]["xnli"])[0])
 
 
 def liu_translation_layers(cfg: dict) -> list[int]:

@@ -726,6 +726,14 @@ LIU_MODELS = [f"mlm_{w}" for w in LIU_WINDOWS] + LIU_STATIC  # every model score
 LIU_REPORT = {"png": "liu2020/retrieval.png", "pdf": "liu2020/retrieval.pdf", "csv": "liu2020/retrieval.csv"}
 LIU_DIRECTIONS = xcfg.liu_directions(config) if LIU_LANGS else []
 LIU_TR_LANGS = sorted({l for d in LIU_DIRECTIONS for l in d})
+# XNLI languages of the study beyond Table 1's (their dev and test sets: rule liu_taskdata_xnli)
+LIU_XNLI_EXTRA = [l for l in LIU_LANGS if l not in TASK_LANGS]
+LIU_XNLI_REPORT = {
+    "table_md": "liu2020/table4.md",
+    "table_csv": "liu2020/table4.csv",
+    "fig_png": "liu2020/xnli.png",
+    "fig_pdf": "liu2020/xnli.pdf",
+}
 LIU_TR_REPORT = {
     "table_md": "liu2020/table2.md",
     "table_csv": "liu2020/table2.csv",
@@ -780,6 +788,43 @@ def liu_translation_inputs(w):
     return d
 
 
+def liu_xnli_inputs(w):
+    """The MLM's files, the source language's XNLI train and every language's dev, test and BPE text."""
+    d = {
+        "checkpoint": f"{R}/liu/pretrain/n{w.size}/{w.window}/checkpoint_best.pt",
+        "dictionary": f"{R}/liu/bin/n{w.size}/dict.txt",
+        "bpe": f"{R}/liu/bpe/n{w.size}/bpe.json",
+        "train": f"{R}/tasks/xnli/{SRC}/train.tsv",
+    }
+    for l in LIU_LANGS:
+        d[f"dev_{l}"] = f"{R}/tasks/xnli/{l}/dev.tsv"
+        d[f"test_{l}"] = f"{R}/tasks/xnli/{l}/test.tsv"
+        d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
+    d.update(segmenter_inputs(*LIU_LANGS))  # XNLI sentences are segmented as the corpus was
+    return d
+
+
+def liu_xnli_job():
+    """xling.finetune.FinetuneJob fields of the study's XNLI fine-tuning (finetune.xnli's length and
+    schedule, liu2020.xnli's cell)."""
+    ft, spec = config["finetune"], config["finetune"]["xnli"]
+    return {
+        "task": "xnli",
+        "src_lang": SRC,
+        "tgt_lang": SRC,
+        "hp": xcfg.liu_xnli_hp(config),
+        "epochs": spec["epochs"],
+        "epoch_size": spec["epoch_size"],
+        "schedule": spec["schedule"],
+        "warmup_fraction": spec["warmup_fraction"],
+        "max_seq_len": ft["max_seq_len"],
+        "seed": int(FSEED0),
+        "max_train_examples": spec["max_train_examples"],
+        "max_eval_examples": ft["max_eval_examples"],
+        "tokenize": tokenize_params(*LIU_LANGS),
+    }
+
+
 def liu_model_labels():
     labels = {"word2vec": "word2vec", "glove": "GloVe"}
     for window, w in zip(LIU_WINDOWS, LIU["windows"]):
@@ -794,6 +839,7 @@ def liu_targets():
     out = [f"{R}/report/{v}" for v in LIU_REPORT.values()]
     if LIU_DIRECTIONS:
         out += [f"{R}/report/{v}" for v in LIU_TR_REPORT.values()]
+    out += [f"{R}/report/{v}" for v in LIU_XNLI_REPORT.values()]
     return out
 
 

@@ -221,3 +221,74 @@ rule liu_translation_report:
         note=DEMO_NOTE,
     script:
         "../scripts/liu_translation_report.py"
+
+
+if LIU_XNLI_EXTRA:
+
+    rule liu_taskdata_xnli:
+        """XNLI dev and test of the study's languages that Table 1 does not use."""
+        input:
+            xnli=downloaded("xnli"),
+            multinli=downloaded("multinli"),
+        output:
+            [f"{R}/tasks/xnli/{l}/{s}.tsv" for l in LIU_XNLI_EXTRA for s in ("dev", "test")],
+        log:
+            f"{LOGS}/tasks/xnli_liu2020.log",
+        conda:
+            "../../envs/corpus.yaml"
+        threads: 1
+        resources:
+            **res_single("download"),
+        params:
+            languages=LIU_XNLI_EXTRA,
+            source=SRC,
+        script:
+            "../scripts/liu_taskdata_xnli.py"
+
+
+rule liu_xnli:
+    """XNLI fine-tuning of one MLM (upper layers), scored on every language with and without the
+    mean difference shift."""
+    input:
+        unpack(liu_xnli_inputs),
+    output:
+        result=f"{R}/liu/xnli/n{{size}}/{{window}}.json",
+    log:
+        f"{LOGS}/liu/xnli/n{{size}}/{{window}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+        window="|".join(LIU_WINDOWS),
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("finetune")
+    resources:
+        **res("finetune"),
+    params:
+        meta=lambda w: {"model": f"mlm_{w.window}", "size": int(w.size)},
+        job=liu_xnli_job(),
+        languages=LIU_LANGS,
+        freeze=xcfg.liu_xnli_freeze(config) if LIU_LANGS else 0,
+        alphas=LIU["xnli"]["alphas"],
+        sentences=LIU["xnli"]["sentences"],
+        batch_size=LIU["xnli"]["batch_size"],
+    script:
+        "../scripts/liu_xnli.py"
+
+
+rule liu_xnli_report:
+    input:
+        [f"{R}/liu/xnli/n{n}/{w}.json" for n in LIU_SIZES for w in LIU_WINDOWS],
+    output:
+        **{k: f"{R}/report/{v}" for k, v in LIU_XNLI_REPORT.items()},
+    log:
+        f"{LOGS}/report/liu2020_xnli.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        labels=liu_model_labels(),
+        note=DEMO_NOTE,
+    script:
+        "../scripts/liu_xnli_report.py"

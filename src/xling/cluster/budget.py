@@ -98,6 +98,41 @@ def rate_from_benchmark(path: str | Path) -> Rate:
     return Rate(float(flops), f"measured by bench/bench_pretrain.py on {rec.get('device', '?')} ({path})")
 
 
+def finetune_rates_from_benchmark(path: str | Path, finetune: Mapping[str, Any]) -> dict[str, float]:
+    """Examples/s per task from a ``bench/bench_finetune.py --json`` result: the harmonic mean of
+    the measured train_epochs rates over the batch sizes of the task's grid, since every grid
+    cell is one job (hours average as 1/rate). Tasks the benchmark did not run are left out."""
+    path = Path(path)
+    what = "a bench/bench_finetune.py --json result"
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, None, what, "no such file") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, err.lineno, what, err.msg) from None
+    if not isinstance(rec, dict) or not isinstance(rec.get("rows"), list):
+        raise InputError(path, None, f"{what} (a 'rows' list)")
+    measured: dict[tuple[str, int], float] = {}
+    for row in rec["rows"]:
+        try:
+            measured[(row["task"], int(row["batch_size"]))] = float(row["examples_per_s"]["train_epochs"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError(path, None, f"{what}: rows with task, batch_size and examples_per_s.train_epochs",
+                             repr(row)) from None
+    rates = {}
+    for task in finetune["tasks"]:
+        batches = list(finetune[task]["grid"]["batch_size"])
+        found = [measured.get((task, int(b))) for b in batches]
+        if not any(found):
+            continue
+        if not all(found):
+            missing = [b for b, r in zip(batches, found) if not r]
+            raise InputError(path, None, f"{task} measured at every batch size of its grid {batches}",
+                             f"none for {missing}")
+        rates[task] = len(found) / sum(1 / r for r in found)
+    return rates
+
+
 # ---------------------------------------------------------------------------------------------
 # Pretraining jobs
 
@@ -279,7 +314,7 @@ def budget_rows(config: Mapping[str, Any], rate: Rate, train_examples: Mapping[s
         rows.append(StageBudget(
             f"finetune {task}", n_models * cells, ft_gpus, hours,
             f"{n_models} models x {cells} grid cells; {spec['epochs']} epochs x {examples:,} "
-            f"examples at {examples_per_second[task]:g} ex/s"))
+            f"examples at {examples_per_second[task]:,.0f} ex/s"))
     return rows
 
 
@@ -322,9 +357,13 @@ def main(argv: list[str] | None = None) -> int:
                          "examples/s per GPU, e.g. --rate xnli=250")
     ap.add_argument("--rate-from", type=Path, default=None,
                     help="a bench/bench_pretrain.py --json result: its achieved FLOP/s plans pretraining")
+    ap.add_argument("--finetune-rate-from", type=Path, default=None,
+                    help="a bench/bench_finetune.py --json result: its examples/s plan the fine-tuning rows")
     args = ap.parse_args(argv)
     config = xcfg.load(*(args.config or [Path("config/config.yaml")]))
     rates = dict(DEFAULT_EXAMPLES_PER_SECOND)
+    if args.finetune_rate_from:
+        rates.update(finetune_rates_from_benchmark(args.finetune_rate_from, config["finetune"]))
     pretrain_tps = None
     for item in args.rate:
         task, _, value = item.partition("=")

@@ -51,6 +51,20 @@ def line_ids(dictionary, pieces: list[str], max_seq_len: int) -> list[int]:
     return [dictionary.bos(), *body, dictionary.eos()]
 
 
+def text_means(encoder, text: Path, lang: str, n_sentences: int, max_seq_len: int, batch_size: int, device: str,
+               log: Log | None = None) -> torch.Tensor:
+    """The mean of ``lang`` per layer ([L + 1, D]) over every position of the first ``n_sentences``
+    lines of its BPE text, read as ``<s> pieces </s>``."""
+    d = encoder.dictionary
+    lines = first_lines(Path(text), n_sentences)
+    ids = [line_ids(d, line.split(), max_seq_len) for line in lines]
+    batches = ((t.to(device), m.to(device)) for _, t, m in pad_batches(ids, d.pad(), batch_size))
+    means = language_means(encoder, batches, lang=lang)
+    if log:
+        log(f"mean of {lang} over {len(lines)} sentences")
+    return means
+
+
 def translate_all(encoder, ids: Sequence[list[int]], src: str, tgt: str, layer: int, alpha: float,
                   shift: torch.Tensor, batch_size: int, device: str) -> list[list[str]]:
     """The argmax pieces of every sentence (its own positions only) under the shift."""
@@ -99,13 +113,8 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
     if bad:
         raise ValueError(f"token translation: layers {bad} outside 1..{encoder.num_layers} of {checkpoint}")
     langs = sorted({l for pair in directions for l in pair})
-    means = {}
-    for lang in langs:
-        lines = first_lines(Path(texts[lang]), n_sentences)
-        ids = [line_ids(d, line.split(), max_seq_len) for line in lines]
-        batches = ((t.to(device), m.to(device)) for _, t, m in pad_batches(ids, d.pad(), batch_size))
-        means[lang] = language_means(encoder, batches, lang=lang)
-        log(f"mean of {lang} over {len(lines)} sentences")
+    means = {lang: text_means(encoder, Path(texts[lang]), lang, n_sentences, max_seq_len, batch_size, device, log)
+             for lang in langs}
     vocab = {lang: read_piece_set(vocabs[lang]) for lang in langs}
     results = []
     for src, tgt in directions:

@@ -1,0 +1,108 @@
+"""Liu et al.'s XNLI experiments for one of the study's MLMs: zero-shot transfer from the source
+language to every other language (Figures 2, 4, 6) and the mean difference shift at test time (4.3,
+Table 4), from one fine-tuning.
+
+- Fine-tuning: the source language's XNLI training set, one cell of hyperparameters and
+  ``finetune.xnli``'s epochs and schedule (``xling.finetune.train.train_epochs``, best epoch on the
+  source dev set). The embeddings and the lower ``freeze`` layers stay fixed, as the paper's Table 4
+  fine-tunes "the last 6 layers" of m-BERT with "the first six layers" fixed.
+- Transfer: accuracy on each language's dev and test sets with nothing added (alpha = 0).
+- MDS: for a language x, ``alpha * D(x -> source)`` at layer ``freeze`` (the output of the last
+  fixed layer, where the fine-tuned model and the pretrained one agree, so the means of the
+  pretrained model apply); alpha is the one with the best dev accuracy (ties: the smallest), and
+  test accuracy is reported at it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import torch
+
+from xling.analysis.language_shift import blocks, mean_difference, shift_at
+from xling.analysis.run import write_result
+from xling.finetune.tasks import TASKS
+from xling.finetune.train import FinetuneJob, TaskData, evaluate, load_split, train_epochs
+from xling.liu.translation_job import text_means
+
+Log = Callable[[str], None]
+
+
+def freeze_below(encoder, freeze: int, lang: str) -> list[torch.nn.Parameter]:
+    """Fix every parameter but those of ``lang``'s blocks above the first ``freeze`` (embeddings
+    included in the fixed part); return the trainable ones, each once."""
+    stack = blocks(encoder, lang)
+    if not 0 <= freeze < len(stack):
+        raise ValueError(f"freeze_layers must be in 0..{len(stack) - 1} for a {len(stack)}-layer model, got {freeze}")
+    for p in encoder.parameters():
+        p.requires_grad_(False)
+    trainable, seen = [], set()
+    for block in stack[freeze:]:
+        for p in block.parameters():
+            if id(p) not in seen:
+                seen.add(id(p))
+                p.requires_grad_(True)
+                trainable.append(p)
+    return trainable
+
+
+def choose_alpha(dev: Mapping[float, float]) -> float:
+    """The alpha with the best dev accuracy; among equals the smallest (no shift wins a tie)."""
+    best = max(dev.values())
+    return min(a for a, acc in dev.items() if acc == best)
+
+
+def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path, train: Path,
+                 dev: Mapping[str, Path], test: Mapping[str, Path], texts: Mapping[str, Path], freeze: int,
+                 alphas: Sequence[float], n_sentences: int, out_json: Path, meta: dict, batch_size: int = 64,
+                 device: str = "cpu", log: Log | None = None, stanford_home: str | None = None) -> dict:
+    """``dev``/``test``: language -> XNLI file (the source language's dev selects the epoch);
+    ``texts``: language -> BPE training text (its mean)."""
+    from xling.bpe import SubwordTokenizer
+    from xling.pretrain.loader import load_encoder
+
+    log = log or (lambda _m: None)
+    src = job.src_lang
+    encoder = load_encoder(checkpoint, dictionary).to(device)
+    d = encoder.dictionary
+    targets = [lang for lang in dev if lang != src]
+    max_len = min(job.max_seq_len, encoder.encoder.max_positions())
+    # means before fine-tuning: up to layer ``freeze`` the fine-tuned model computes the same states
+    means = {lang: text_means(encoder, Path(texts[lang]), lang, n_sentences, max_len, batch_size, device, log)
+             for lang in [src, *targets]}
+    task = TASKS["xnli"](job.hp)
+
+    def items(name: str, path: Path, lang: str):
+        return load_split(job, task, name, path, lang, d, SubwordTokenizer(Path(bpe), lang).words_to_subwords,
+                          stanford_home)
+
+    data_items, truncated = {}, {}
+    data_items["train"], truncated["train"] = items("train", train, src)
+    data_items["en_dev"], truncated["en_dev"] = items("dev", dev[src], src)
+    trainable = freeze_below(encoder, freeze, src)
+    head = task.make_head(encoder.dim).to(device)
+    run = train_epochs(job, task, encoder, head, trainable, TaskData(data_items, truncated), torch.device(device), log)
+    languages = {}
+    for lang in [src, *targets]:
+        dev_items, _ = items("dev", dev[lang], lang)
+        test_items, _ = items("test", test[lang], lang)
+        shift = mean_difference(means[lang], means[src])[freeze]  # D(lang -> src) at the shifted layer
+        scores: dict[str, dict[float, float]] = {"dev": {}, "test": {}}
+        for alpha in ([0.0] if lang == src else sorted({0.0, *map(float, alphas)})):
+            with shift_at(encoder, freeze, alpha * shift, lang=lang):
+                scores["dev"][alpha] = evaluate(task, encoder, head, dev_items, lang, device)["accuracy"]
+        chosen = choose_alpha(scores["dev"])
+        for alpha in sorted({0.0, chosen}):
+            with shift_at(encoder, freeze, alpha * shift, lang=lang):
+                scores["test"][alpha] = evaluate(task, encoder, head, test_items, lang, device)["accuracy"]
+        languages[lang] = {"dev": scores["dev"][0.0], "test": scores["test"][0.0], "alpha": chosen,
+                           "mds_dev": scores["dev"][chosen], "mds_test": scores["test"][chosen],
+                           "dev_by_alpha": {f"{a:g}": v for a, v in scores["dev"].items()},
+                           "examples": {"dev": len(dev_items), "test": len(test_items)}}
+        log(f"{lang}: test {languages[lang]['test']:.2f}, with the shift (alpha {chosen:g}) "
+            f"{languages[lang]['mds_test']:.2f}")
+    return write_result(out_json, {
+        **meta, "layers": encoder.num_layers, "freeze_layers": freeze, "hp": job.hp, "epochs": job.epochs,
+        "best_epoch": run["best_epoch"], "history": run["history"], "sentences": n_sentences,
+        "examples": {"train": len(data_items["train"])}, "truncated": truncated, "languages": languages})

@@ -1,0 +1,27 @@
+"""The XNLI / Table 4 report of the study's models: rows beside m-BERT's published values, the
+shift's gain as test with it minus test without, the table and the figure written."""
+
+from xling.report.liu_xnli import paper_table4, write_table4, xnli_figure, xnli_rows
+
+
+def result(model, size, fr_test, fr_mds, alpha):
+    return {"model": model, "size": size, "languages": {
+        "en": {"dev": 70.0, "test": 71.0, "alpha": 0.0, "mds_dev": 70.0, "mds_test": 71.0},
+        "fr": {"dev": 50.0, "test": fr_test, "alpha": alpha, "mds_dev": 52.0, "mds_test": fr_mds}}}
+
+
+def test_rows_set_ours_beside_the_published_table(tmp_path):
+    paper = paper_table4()
+    assert paper["shifting weight"]["zh"] == 2.0 and paper["finetune last 6 layers"]["fr"] == 72.95
+    rows = xnli_rows([result("mlm_full", 2500, 48.0, 49.5, 0.7), result("mlm_w20", 2500, 45.0, 45.0, 0.0)])
+    fr = next(r for r in rows if r["model"] == "mlm_full" and r["language"] == "fr")
+    assert fr["mds_gain"] == 1.5 and fr["paper_mds"] == 72.42 and fr["paper_alpha"] == 0.7
+    md, csv_path = tmp_path / "t4.md", tmp_path / "t4.csv"
+    write_table4(rows, {"mlm_full": "MLM", "mlm_w20": "MLM, 20-token windows"}, md, csv_path, note="demo")
+    text = md.read_text()
+    assert "## MLM, 2,500 sentences per language" in text and "## MLM, 20-token windows" in text
+    # the shift's gain beside m-BERT's (72.42 - 72.95 = -0.53 for fr)
+    assert "| MDS gain | +0.00 | +1.50 (-0.53) |" in text
+    assert csv_path.read_text().splitlines()[0].startswith("model,size,language,dev,test,alpha")
+    xnli_figure(rows, {}, tmp_path / "x.png", tmp_path / "x.pdf", title="demo")
+    assert (tmp_path / "x.png").stat().st_size > 0 and (tmp_path / "x.pdf").stat().st_size > 0
