@@ -172,6 +172,9 @@ def test_liu2020_checks():
     assert "leaves none of the model's 12 layers" in broken(lambda c: c["liu2020"].update(xnli={"freeze_layers": 12}))
     assert "should be batch_size, encoder_lr and classifier_lr" in broken(
         lambda c: c["liu2020"].update(xnli={"hp": {"batch_size": 8, "lr": 1e-5}}))
+    assert "'mbert_weights' is not a key of downloads" in broken(lambda c: c["downloads"].pop("mbert_weights"))
+    assert "m-BERT's token translation needs liu2020.translation.languages" in broken(
+        lambda c: c["liu2020"].update(translation={"languages": []}))
 
 
 def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
@@ -202,3 +205,22 @@ def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
     assert full["sample_break_mode"] == "eos" and full["lr"] == 2.0e-3 and "sentence_window" not in full
     assert w20["sentence_window"] == 20 and w20["batch_size_per_gpu"] == 64
     assert cfg["pretrain"]["sample_break_mode"] == "none" and cfg["pretrain"]["lr"] == 1.0e-3  # Table 1's models
+
+
+def test_demo_full_is_the_sentence_regime_with_three_seeds_on_the_close_pair():
+    """`make demo-full`: one sentence per sample, 2,000 updates of 64 sentences at lr 2e-3 after 1,000
+    warm-up updates, three pretraining seeds, all the fine-tuning data; the demo's tiny model."""
+    from xling.pretrain.schedule import schedule
+
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml", xcfg.REPO / "config" / "demo.yaml",
+                    xcfg.REPO / "config" / "demo_full.yaml")
+    xcfg.validate(cfg)
+    s = schedule(cfg["pretrain"], cfg["model"])
+    assert s.max_updates == 2000 and s.global_batch_streams == 64 and s.updates_per_epoch == 500
+    assert cfg["pretrain"]["sample_break_mode"] == "eos" and cfg["pretrain"]["lr"] == 2.0e-3
+    assert cfg["pretrain"]["keep_interval_updates"] >= s.max_epoch  # every epoch's checkpoint: the curve
+    assert cfg["pretrain"]["warmup_updates"] == 1000 and {k: cfg["model"][k] for k in DEMO["model"]} == DEMO["model"]
+    assert cfg["seeds"]["pretrain"] == [1, 2, 3] and cfg["pairs"] == ["en-fr"]
+    assert cfg["run_name"] == "demo_full" and cfg["download"]["mirror"].startswith("results/demo_full/")
+    # the whole English training set of each task, as the probes that learnt English
+    assert cfg["finetune"]["xnli"]["max_train_examples"] >= 6000 and cfg["finetune"]["xnli"]["epochs"] == 4

@@ -46,3 +46,17 @@ def test_table_and_figure_files(tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 1000
     with pytest.raises(ValueError, match="no scores for en-de"):
         figure7_8(res, "en-de", tmp_path / "g.png", tmp_path / "g.pdf")
+
+
+def test_mbert_is_read_at_its_own_layers_beside_our_models(tmp_path):
+    """m-BERT's result (size None, 12 layers) is read at layers 11 and 10 in the same table as an
+    8-layer model of ours, read at 7 and 6."""
+    ours = {"model": "mlm_full", "size": 100, "layers": 8, "scores": scores("en", "fr", 8, (3, 2.0))}
+    mbert = {"model": "mbert", "size": None, "layers": 12, "scores": scores("en", "fr", 12, (11, 3.0))}
+    rows = table2_rows([ours, mbert], layers=8)
+    top = {r["model"]: r for r in rows if r["row"] == "BLEU-1 (layer=11 alpha=3)"}
+    assert top["mlm_full"]["our_layer"] == 7 and top["mbert"]["our_layer"] == 11 and top["mbert"]["ours"] == 30.0
+    assert {r["size"] for r in rows if r["model"] == "mbert"} == {None}
+    write_table2(rows, {"mlm_full": "MLM", "mbert": "m-BERT"}, tmp_path / "t.md", tmp_path / "t.csv")
+    md = (tmp_path / "t.md").read_text()
+    assert "## MLM, 100 sentences per language" in md and "## m-BERT, as released" in md

@@ -78,3 +78,21 @@ def test_run_scores_every_language_with_and_without_the_shift(model):
     assert fr["examples"] == {"dev": 24, "test": 24}
     assert all(0.0 <= v <= 100.0 for lang in (en, fr) for v in (lang["dev"], lang["test"], lang["mds_test"]))
     assert res["best_epoch"] in (1, 2) and len(res["history"]) == 2
+
+
+def test_all_layers_fine_tunes_the_whole_model_once_more(model):
+    """Table 4's first row: a second fine-tuning with every parameter trainable, scored unshifted;
+    the frozen run's numbers are the same as without it."""
+    root, ckpt, bpe, dict_txt, texts, files = model
+    dev = {lang: files[lang, "dev"] for lang in ("en", "fr")}
+    test = {lang: files[lang, "test"] for lang in ("en", "fr")}
+    args = dict(freeze=1, alphas=[1.0], n_sentences=30, meta={"model": "mlm_full", "size": 60})
+    base = run_liu_xnli(job(), ckpt, dict_txt, bpe, files["en", "train"], dev, test, texts,
+                        out_json=root / "a.json", **args)
+    both = run_liu_xnli(job(), ckpt, dict_txt, bpe, files["en", "train"], dev, test, texts,
+                        out_json=root / "b.json", all_layers=True, **args)
+    assert "all_layers" not in base and len(both["all_layers"]["history"]) == 2
+    for lang in ("en", "fr"):
+        assert both["languages"][lang]["test"] == base["languages"][lang]["test"]
+        assert 0.0 <= both["languages"][lang]["all_layers_test"] <= 100.0
+        assert "all_layers_dev" in both["languages"][lang] and "all_layers_test" not in base["languages"][lang]

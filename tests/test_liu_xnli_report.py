@@ -25,3 +25,14 @@ def test_rows_set_ours_beside_the_published_table(tmp_path):
     assert csv_path.read_text().splitlines()[0].startswith("model,size,language,dev,test,alpha")
     xnli_figure(rows, {}, tmp_path / "x.png", tmp_path / "x.pdf", title="demo")
     assert (tmp_path / "x.png").stat().st_size > 0 and (tmp_path / "x.pdf").stat().st_size > 0
+
+
+def test_the_all_layers_row_appears_when_every_language_has_it(tmp_path):
+    with_all = result("mlm_full", 2500, 48.0, 49.5, 0.7)
+    with_all["languages"]["en"]["all_layers_test"], with_all["languages"]["fr"]["all_layers_test"] = 72.0, 44.0
+    rows = xnli_rows([with_all])
+    assert next(r for r in rows if r["language"] == "fr")["paper_all"] == 70.42
+    write_table4(rows, {}, tmp_path / "a.md", tmp_path / "a.csv")
+    assert "| all layers fine-tuned | 72.00 (80.86) | 44.00 (70.42) |" in (tmp_path / "a.md").read_text()
+    write_table4(xnli_rows([result("mlm_full", 2500, 48.0, 49.5, 0.7)]), {}, tmp_path / "b.md", tmp_path / "b.csv")
+    assert "all layers" not in (tmp_path / "b.md").read_text().split("## ", 1)[1]

@@ -363,6 +363,20 @@ def test_rule_files_can_be_included_in_any_order(tmp_path):
     assert counts[0] == counts[1] and counts[0]["pretrain"] == 23 and counts[0]["transfer"] == 2 * 2 * 3
 
 
+def test_demo_full_plans_every_table1_row_three_times_on_en_fr(tmp_path):
+    """`make demo-full`: the 10 rows x 3 pretraining seeds on en-fr, Figure 7's other bilingual
+    models and Section 5's monolingual models once each, every model fine-tuned on all three tasks."""
+    configs = [str(REPO / "config" / "demo.yaml"), str(REPO / "config" / "demo_full.yaml")]
+    proc = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", *configs, "--", "all")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = job_counts(proc.stdout)
+    assert counts["pretrain"] == 10 * 3 + 3          # + Default en-ru, en-zh and en-en′ (Figure 7)
+    assert counts["pretrain_mono"] == 4 + 1          # en fr ru zh + en′
+    assert counts["finetune"] == 10 * 3 * 3
+    assert counts["shared_space"] == 3 * 3 and counts["findings"] == 1 and counts["report"] == 1
+    assert counts["transfer"] == 2 * 3 and counts["analysis_cka"] == 4
+
+
 def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
     """Target liu2020: 15 languages sampled at 2 sizes, one joint BPE and binarisation per size, an
     MLM per size and window, word2vec and GloVe per size, retrieval of 12 languages (MUSE has no
@@ -376,6 +390,8 @@ def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
     assert counts["liu_retrieval"] == 4 * 2 and counts["liu_report"] == 1
     # token translation (Table 2's 12 directions, every layer and alpha) of each MLM, one report
     assert counts["liu_translation"] == 2 * 2 and counts["liu_translation_report"] == 1
+    # and on m-BERT itself, from its four downloaded files
+    assert counts["liu_translation_mbert"] == 1 and counts["download_mbert_weights"] == 1
     # XNLI of each MLM on all 15 languages (12 of them beyond Table 1's), one report
     assert counts["liu_xnli"] == 2 * 2 and counts["liu_xnli_report"] == 1 and counts["liu_taskdata_xnli"] == 1
     assert counts["download_wiki_th"] == 1 and counts["download_muse_en_hi_test"] == 1

@@ -238,6 +238,11 @@ def _liu_check(cfg: dict) -> Iterable[str]:
     if tr["languages"] and (cfg["source_language"] not in fig or not set(fig) & set(tr["languages"])):
         yield (f"config key 'liu2020.translation.figure_direction': {tr['figure_direction']!r} is not a "
                f"direction between {cfg['source_language']!r} and liu2020.translation.languages")
+    for rid in (liu.get("mbert") or {}).get("model_files", []):
+        if rid not in cfg["downloads"]:
+            yield f"config key 'liu2020.mbert.model_files': {rid!r} is not a key of downloads"
+    if liu.get("mbert") and not tr["languages"]:
+        yield "config key 'liu2020.mbert': m-BERT's token translation needs liu2020.translation.languages"
     model = liu_model(cfg)
     if liu_xnli_freeze(cfg) >= model["layers"]:
         yield (f"config key 'liu2020.xnli.freeze_layers': {liu_xnli_freeze(cfg)} leaves none of the model's "

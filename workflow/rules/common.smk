@@ -734,6 +734,8 @@ LIU_XNLI_REPORT = {
     "fig_png": "liu2020/xnli.png",
     "fig_pdf": "liu2020/xnli.pdf",
 }
+LIU_MBERT = LIU["mbert"] if LIU_DIRECTIONS else None  # m-BERT's token translation, beside our MLMs'
+LIU_MBERT_RESULT = f"{R}/liu/translation/mbert.json"
 LIU_TR_REPORT = {
     "table_md": "liu2020/table2.md",
     "table_csv": "liu2020/table2.csv",
@@ -788,6 +790,20 @@ def liu_translation_inputs(w):
     return d
 
 
+def liu_translation_mbert_inputs(w):
+    """m-BERT's files, the translated languages' sample lines (the smallest size), XNLI-15way."""
+    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]], "way15": downloaded("xnli_15way")}
+    for l in LIU_TR_LANGS:
+        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
+    return d
+
+
+def liu_translation_results():
+    """The token translation results the report reads: each MLM's, then m-BERT's when configured."""
+    ours = [f"{R}/liu/translation/n{n}/{w}.json" for n in LIU_SIZES for w in LIU_WINDOWS]
+    return ours + ([LIU_MBERT_RESULT] if LIU_MBERT else [])
+
+
 def liu_xnli_inputs(w):
     """The MLM's files, the source language's XNLI train and every language's dev, test and BPE text."""
     d = {
@@ -829,6 +845,8 @@ def liu_model_labels():
     labels = {"word2vec": "word2vec", "glove": "GloVe"}
     for window, w in zip(LIU_WINDOWS, LIU["windows"]):
         labels[f"mlm_{window}"] = "MLM" if w == "full" else f"MLM, {w}-token windows"
+    if LIU_MBERT:
+        labels["mbert"] = "m-BERT (bert-base-multilingual-cased)"
     return labels
 
 

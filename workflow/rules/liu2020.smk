@@ -202,9 +202,36 @@ rule liu_translation:
         "../scripts/liu_translation.py"
 
 
+if LIU_MBERT:
+
+    rule liu_translation_mbert:
+        """Token translation by the mean difference shift on m-BERT itself: every direction, layer and alpha."""
+        input:
+            unpack(liu_translation_mbert_inputs),
+        output:
+            result=LIU_MBERT_RESULT,
+        log:
+            f"{LOGS}/liu/translation/mbert.log",
+        conda:
+            "../../envs/fairseq.yaml"
+        threads: threads_of("analysis")
+        resources:
+            **res("analysis"),
+        params:
+            meta={"model": "mbert", "size": None},
+            directions=[list(d) for d in LIU_DIRECTIONS],
+            alphas=LIU["translation"]["alphas"],
+            rows=LIU["translation"]["rows"],
+            sentences=LIU["translation"]["sentences"],
+            max_seq_len=LIU["translation"]["max_seq_len"],
+            batch_size=LIU["translation"]["batch_size"],
+        script:
+            "../scripts/liu_translation_mbert.py"
+
+
 rule liu_translation_report:
     input:
-        [f"{R}/liu/translation/n{n}/{w}.json" for n in LIU_SIZES for w in LIU_WINDOWS],
+        liu_translation_results(),
     output:
         **{k: f"{R}/report/{v}" for k, v in LIU_TR_REPORT.items()},
     log:
@@ -271,6 +298,7 @@ rule liu_xnli:
         alphas=LIU["xnli"]["alphas"],
         sentences=LIU["xnli"]["sentences"],
         batch_size=LIU["xnli"]["batch_size"],
+        all_layers=LIU["xnli"]["all_layers"],
     script:
         "../scripts/liu_xnli.py"
 

@@ -5,7 +5,7 @@ input:  checkpoint, dictionary, bpe (the model's files); train = the source lang
         dev_<lang>, test_<lang> = XNLI files; text_<lang> = BPE training texts (the means);
         stanford (optional)
 params: job = the xling.finetune.FinetuneJob fields; meta (model, size); languages; freeze; alphas;
-        sentences; batch_size
+        sentences; batch_size; all_layers
 output: result = JSON
 """
 
@@ -25,7 +25,7 @@ def main(sm) -> dict:
         {l: Path(i[f"dev_{l}"]) for l in langs}, {l: Path(i[f"test_{l}"]) for l in langs},
         {l: Path(i[f"text_{l}"]) for l in langs}, int(p.freeze), [float(a) for a in p.alphas], int(p.sentences),
         Path(sm.output.result), dict(p.meta), batch_size=int(p.batch_size), device=torch_device(sm),
-        log=log_line, stanford_home=i.get("stanford"))
+        log=log_line, stanford_home=i.get("stanford"), all_layers=bool(p.all_layers))
     return {l: round(s["test"], 2) for l, s in res["languages"].items()}
 
 

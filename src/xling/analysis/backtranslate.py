@@ -11,7 +11,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from xling.analysis.run import fifteen_way
 from xling.errors import InputError
@@ -31,7 +31,7 @@ OPTIONAL_FILES = ("tokenizer_config.json", "generation_config.json")
 
 # --- model files -------------------------------------------------------------------------------
 
-def _check_files(files: Mapping[str, str | Path]) -> dict[str, Path]:
+def _check_files(files: Mapping[str, str | Path], required: Sequence[str], what: str) -> dict[str, Path]:
     """The given files as paths, after checking every required one is named and exists."""
     paths = {}
     for name, path in files.items():
@@ -39,25 +39,27 @@ def _check_files(files: Mapping[str, str | Path]) -> dict[str, Path]:
             raise InputError(path, None, f"a plain file name as the key for {path}", name)
         path = Path(path)
         if not path.is_file():
-            raise InputError(path, None, f"the Marian model file {name}", "no such file")
+            raise InputError(path, None, f"the {what} model file {name}", "no such file")
         paths[name] = path
-    for name in REQUIRED_FILES:
+    for name in required:
         if name not in paths:
-            raise InputError(name, None, f"a path for the Marian model file {name}", "none given")
+            raise InputError(name, None, f"a path for the {what} model file {name}", "none given")
     if not any(name in paths for name in WEIGHTS_FILES):
         raise InputError(" or ".join(WEIGHTS_FILES), None,
-                         f"a path for the Marian weights ({' or '.join(WEIGHTS_FILES)})", "none given")
+                         f"a path for the {what} weights ({' or '.join(WEIGHTS_FILES)})", "none given")
     return paths
 
 
-def model_dir(files: Mapping[str, str | Path], dest: Path) -> Path:
+def model_dir(files: Mapping[str, str | Path], dest: Path, required: Sequence[str] = REQUIRED_FILES,
+              what: str = "Marian") -> Path:
     """Lay ``files`` (file name -> path) out in ``dest`` under their names, the way
-    ``from_pretrained`` expects a model directory, and return ``dest``.
+    ``from_pretrained`` expects a model directory, and return ``dest``. ``required``: the files
+    besides the weights (one of ``WEIGHTS_FILES``) that the model kind needs.
 
     Symbolic links to the absolute paths: free for a model of hundreds of MB, they work across
     file systems (a temporary directory rarely shares one with the download folder), and
     ``from_pretrained`` follows them (the Hugging Face cache is itself a tree of symlinks)."""
-    paths = _check_files(files)
+    paths = _check_files(files, required, what)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     for name, path in paths.items():

@@ -55,23 +55,29 @@ def text_means(encoder, text: Path, lang: str, n_sentences: int, max_seq_len: in
                log: Log | None = None) -> torch.Tensor:
     """The mean of ``lang`` per layer ([L + 1, D]) over every position of the first ``n_sentences``
     lines of its BPE text, read as ``<s> pieces </s>``."""
-    d = encoder.dictionary
-    lines = first_lines(Path(text), n_sentences)
-    ids = [line_ids(d, line.split(), max_seq_len) for line in lines]
-    batches = ((t.to(device), m.to(device)) for _, t, m in pad_batches(ids, d.pad(), batch_size))
-    means = language_means(encoder, batches, lang=lang)
+    lines = [line.split() for line in first_lines(Path(text), n_sentences)]
+    return piece_means(encoder, encoder.dictionary, lines, lang, max_seq_len, batch_size, device, log)
+
+
+def piece_means(model, dictionary, lines: Sequence[list[str]], lang: str, max_seq_len: int, batch_size: int,
+                device: str, log: Log | None = None) -> torch.Tensor:
+    """The mean of ``lang`` per layer ([L + 1, D]) over every position of ``lines`` (each a list of
+    the model's pieces), read as ``<s> pieces </s>`` (BERT: ``[CLS] pieces [SEP]``)."""
+    ids = [line_ids(dictionary, pieces, max_seq_len) for pieces in lines]
+    batches = ((t.to(device), m.to(device)) for _, t, m in pad_batches(ids, dictionary.pad(), batch_size))
+    means = language_means(model, batches, lang=lang)
     if log:
         log(f"mean of {lang} over {len(lines)} sentences")
     return means
 
 
-def translate_all(encoder, ids: Sequence[list[int]], src: str, tgt: str, layer: int, alpha: float,
+def translate_all(model, dictionary, ids: Sequence[list[int]], src: str, tgt: str, layer: int, alpha: float,
                   shift: torch.Tensor, batch_size: int, device: str) -> list[list[str]]:
     """The argmax pieces of every sentence (its own positions only) under the shift."""
-    d = encoder.dictionary
+    d = dictionary
     out: list[list[str]] = [[] for _ in ids]
     for rows, tokens, mask in pad_batches(ids, d.pad(), batch_size):
-        pred = translate_tokens(encoder, tokens.to(device), mask.to(device), layer, alpha, shift, lang=src,
+        pred = translate_tokens(model, tokens.to(device), mask.to(device), layer, alpha, shift, lang=src,
                                 out_lang=tgt).cpu()
         for r, i in enumerate(rows):
             out[i] = [d[int(t)] for t in pred[r, 1 : len(ids[i]) - 1]]
@@ -108,14 +114,30 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
     log = log or (lambda _m: None)
     encoder = load_encoder(checkpoint, dictionary).to(device)
     max_seq_len = min(max_seq_len, encoder.encoder.max_positions())
-    d = encoder.dictionary
-    bad = [l for l in layers if not 1 <= l <= encoder.num_layers]
-    if bad:
-        raise ValueError(f"token translation: layers {bad} outside 1..{encoder.num_layers} of {checkpoint}")
     langs = sorted({l for pair in directions for l in pair})
-    means = {lang: text_means(encoder, Path(texts[lang]), lang, n_sentences, max_seq_len, batch_size, device, log)
-             for lang in langs}
+    lines = {lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)] for lang in langs}
     vocab = {lang: read_piece_set(vocabs[lang]) for lang in langs}
+    scores = translation_scores(encoder, encoder.dictionary, encoder.num_layers, lines, vocab, parallel, directions,
+                                layers, alphas, max_seq_len, batch_size, device, log, source=str(checkpoint))
+    return write_result(out_json, {**meta, "layers": encoder.num_layers, "rows": len(next(iter(parallel.values()))),
+                                   "sentences": n_sentences, "scores": scores})
+
+
+def translation_scores(model, dictionary, num_layers: int, lines: dict[str, Sequence[list[str]]],
+                       vocab: dict[str, set[str]], parallel: dict[str, list[list[str]]],
+                       directions: Sequence[tuple[str, str]], layers: Sequence[int], alphas: Sequence[float],
+                       max_seq_len: int, batch_size: int, device: str, log: Log,
+                       source: str = "the model") -> list[dict]:
+    """The scores of any MLM (ours, or m-BERT through ``xling.liu.mbert``): ``lines`` (language ->
+    sentences as the model's pieces) give the means, ``vocab`` each language's piece set (the
+    convert rate's V_lang), ``parallel`` the same rows in every language. ``dictionary`` maps pieces
+    and ids as a fairseq dictionary does (``index``, ``[]``, ``bos``, ``eos``, ``pad``)."""
+    d = dictionary
+    bad = [l for l in layers if not 1 <= l <= num_layers]
+    if bad:
+        raise ValueError(f"token translation: layers {bad} outside 1..{num_layers} of {source}")
+    langs = sorted({l for pair in directions for l in pair})
+    means = {lang: piece_means(model, d, lines[lang], lang, max_seq_len, batch_size, device, log) for lang in langs}
     results = []
     for src, tgt in directions:
         shift = mean_difference(means[src], means[tgt])
@@ -123,7 +145,7 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
         refs = [" ".join(p) for p in parallel[tgt]]
 
         def score(layer: int, alpha: float) -> dict:
-            hyps = translate_all(encoder, ids, src, tgt, layer, alpha, shift, batch_size, device)
+            hyps = translate_all(model, d, ids, src, tgt, layer, alpha, shift, batch_size, device)
             try:
                 rate = convert_rate(hyps, vocab[src], vocab[tgt])
             except ValueError:  # every output piece in both vocabularies: no language to tell
@@ -137,5 +159,4 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
         best = max(shifted, key=lambda r: r["bleu1"]) if shifted else unshifted
         log(f"{src}->{tgt}: best BLEU-1 {best['bleu1']:.2f} (layer {best['layer']}, alpha {best['alpha']:g}); "
             f"no shift: BLEU-1 {unshifted['bleu1']:.2f}")
-    return write_result(out_json, {**meta, "layers": encoder.num_layers, "rows": len(next(iter(parallel.values()))),
-                                   "sentences": n_sentences, "scores": results})
+    return results

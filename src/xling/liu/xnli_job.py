@@ -56,9 +56,11 @@ def choose_alpha(dev: Mapping[float, float]) -> float:
 def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path, train: Path,
                  dev: Mapping[str, Path], test: Mapping[str, Path], texts: Mapping[str, Path], freeze: int,
                  alphas: Sequence[float], n_sentences: int, out_json: Path, meta: dict, batch_size: int = 64,
-                 device: str = "cpu", log: Log | None = None, stanford_home: str | None = None) -> dict:
+                 device: str = "cpu", log: Log | None = None, stanford_home: str | None = None,
+                 all_layers: bool = False) -> dict:
     """``dev``/``test``: language -> XNLI file (the source language's dev selects the epoch);
-    ``texts``: language -> BPE training text (its mean)."""
+    ``texts``: language -> BPE training text (its mean); ``all_layers``: also fine-tune the whole
+    model (``all_layers_dev``/``all_layers_test`` per language)."""
     from xling.bpe import SubwordTokenizer
     from xling.pretrain.loader import load_encoder
 
@@ -102,7 +104,22 @@ def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path
                            "examples": {"dev": len(dev_items), "test": len(test_items)}}
         log(f"{lang}: test {languages[lang]['test']:.2f}, with the shift (alpha {chosen:g}) "
             f"{languages[lang]['mds_test']:.2f}")
+    extra = {}
+    if all_layers:
+        whole = load_encoder(checkpoint, dictionary).to(device)
+        for p in whole.parameters():
+            p.requires_grad_(True)
+        head = task.make_head(whole.dim).to(device)
+        run_all = train_epochs(job, task, whole, head, list(whole.parameters()), TaskData(data_items, truncated),
+                               torch.device(device), log)
+        for lang in [src, *targets]:
+            for split, paths in (("dev", dev), ("test", test)):
+                split_items, _ = items(split, paths[lang], lang)
+                scored = evaluate(task, whole, head, split_items, lang, device)
+                languages[lang][f"all_layers_{split}"] = scored["accuracy"]
+            log(f"{lang}: all layers fine-tuned, test {languages[lang]['all_layers_test']:.2f}")
+        extra = {"all_layers": {"best_epoch": run_all["best_epoch"], "history": run_all["history"]}}
     return write_result(out_json, {
         **meta, "layers": encoder.num_layers, "freeze_layers": freeze, "hp": job.hp, "epochs": job.epochs,
         "best_epoch": run["best_epoch"], "history": run["history"], "sentences": n_sentences,
-        "examples": {"train": len(data_items["train"])}, "truncated": truncated, "languages": languages})
+        "examples": {"train": len(data_items["train"])}, "truncated": truncated, "languages": languages, **extra})

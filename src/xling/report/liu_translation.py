@@ -33,14 +33,18 @@ def _at(scores: list[dict], layer: int, alpha: float) -> dict | None:
 
 
 def table2_rows(results: Sequence[dict], layers: int) -> list[dict]:
-    """Long-format Table 2 of every model and direction: the paper's rows, computed on ours."""
+    """Long-format Table 2 of every model and direction: the paper's rows, computed on ours.
+    ``layers``: L of the study's MLMs; a result that records its own ``layers`` (m-BERT's 12) uses
+    that; a ``size`` of None is a model not trained here (m-BERT)."""
     paper = paper_table2()
-    top, second = layers - (PAPER_LAYERS - 11), layers - (PAPER_LAYERS - 10)
     out = []
     for r in results:
         for key in ("model", "size", "scores"):
             if key not in r:
                 raise ValueError(f"token translation result without {key!r}: {sorted(r)}")
+        depth = int(r.get("layers") or layers)
+        top, second = depth - (PAPER_LAYERS - 11), depth - (PAPER_LAYERS - 10)
+        size = None if r["size"] is None else int(r["size"])
         directions = list(dict.fromkeys((s["src"], s["tgt"]) for s in r["scores"]))
         for src, tgt in directions:
             d = f"{src}-{tgt}"
@@ -50,7 +54,7 @@ def table2_rows(results: Sequence[dict], layers: int) -> list[dict]:
             none = next((s for s in scores if s["alpha"] == 0), None)
 
             def add(row: str, our_layer, value):
-                out.append({"model": r["model"], "size": int(r["size"]), "direction": d, "row": row,
+                out.append({"model": r["model"], "size": size, "direction": d, "row": row,
                             "our_layer": our_layer, "ours": value, "paper": paper.get((row, d))})
 
             s = _at(scores, top, 3.0)
@@ -87,7 +91,8 @@ def write_table2(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_pat
     for model, size in dict.fromkeys((r["model"], r["size"]) for r in rows):
         sel = [r for r in rows if (r["model"], r["size"]) == (model, size)]
         dirs = list(dict.fromkeys(r["direction"] for r in sel))
-        lines += [f"## {labels.get(model, model)}, {size:,} sentences per language", "",
+        trained = "as released" if size is None else f"{size:,} sentences per language"
+        lines += [f"## {labels.get(model, model)}, {trained}", "",
                   "| | " + " | ".join(dirs) + " |", "|---|" + "---:|" * len(dirs)]
         for row in dict.fromkeys(r["row"] for r in sel):
             cells = []

@@ -13,7 +13,7 @@ from xling.report.csvout import write_rows_csv
 from xling.report.plotting import pyplot, save_and_close
 
 FIELDS = ["model", "size", "language", "dev", "test", "alpha", "mds_dev", "mds_test", "mds_gain",
-          "paper_last6", "paper_mds", "paper_alpha"]
+          "all_layers_test", "paper_last6", "paper_mds", "paper_alpha", "paper_all"]
 
 
 def paper_table4() -> dict[str, dict[str, float]]:
@@ -36,6 +36,9 @@ def xnli_rows(results: Sequence[dict]) -> list[dict]:
                 "paper_last6": paper["finetune last 6 layers"].get(lang),
                 "paper_mds": paper["finetune last 6 layers + MDS"].get(lang),
                 "paper_alpha": paper["shifting weight"].get(lang),
+                # Table 4's first row, when the job also fine-tuned the whole model
+                "all_layers_test": s.get("all_layers_test"),
+                "paper_all": paper["finetune all layers"].get(lang),
             })
     return rows
 
@@ -52,7 +55,8 @@ def write_table4(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_pat
         lines += [f"_{note}_", ""]
     lines += ["Test accuracy after fine-tuning the upper layers on the source language; \"+ MDS\": with alpha x "
               "D(x -> source) added at the last fixed layer, alpha chosen on x's dev set. In brackets: m-BERT "
-              "(Table 4: last 6 layers fine-tuned, shift at layer 6); a different model, so compare the "
+              "(Table 4: last 6 layers fine-tuned, shift at layer 6; \"all layers\": the whole model fine-tuned, "
+              "no shift); a different model, so compare the "
               "direction of the shift's effect, not the values.", ""]
     for model, size in dict.fromkeys((r["model"], r["size"]) for r in rows):
         sel = [r for r in rows if (r["model"], r["size"]) == (model, size)]
@@ -69,6 +73,8 @@ def write_table4(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_pat
                 out.append(c)
             return out
 
+        if all(r["all_layers_test"] is not None for r in sel):
+            lines.append("| all layers fine-tuned | " + " | ".join(cells("all_layers_test", "paper_all")) + " |")
         lines.append("| fine-tuned | " + " | ".join(cells("test", "paper_last6")) + " |")
         lines.append("| + MDS | " + " | ".join(cells("mds_test", "paper_mds")) + " |")
         gains = []

@@ -1,0 +1,96 @@
+"""Liu et al.'s token translation (4.2, Table 2) on multilingual BERT itself
+(``bert-base-multilingual-cased`` through ``transformers``, from the download stage's files).
+
+The same scores as for the study's own MLMs (``xling.liu.translation_job.translation_scores``), with
+m-BERT's WordPiece tokenizer in place of our BPE:
+
+- Means: every position of the first ``sentences`` lines of each language's sample (the same
+  tokenised Wikipedia lines the study's MLMs train on), read as ``[CLS] pieces [SEP]``.
+- V_lang (the convert rate's token set of a language): the WordPiece tokens of those same lines, as
+  the paper's Table 3 counts a language's tokens on its text (m-BERT's vocabulary is shared by 104
+  languages, so it has no per-language dictionary to read).
+- Parallel rows: the raw XNLI-15way sentences, tokenised by m-BERT's own tokenizer (its basic
+  tokenizer splits punctuation and CJK characters itself).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from xling.analysis.backtranslate import model_dir
+from xling.analysis.run import first_lines, write_result
+from xling.liu.translation_job import translation_scores
+
+Log = Callable[[str], None]
+BERT_FILES = ("config.json", "vocab.txt")  # besides the weights: what BertForMaskedLM and its tokenizer need
+
+
+class WordPieceDictionary:
+    """A BERT tokenizer seen as the fairseq dictionary the translation code reads: ``index``
+    (unknown pieces -> ``[UNK]``), ``d[id]``, and ``bos``/``eos``/``pad`` = ``[CLS]``/``[SEP]``/``[PAD]``."""
+
+    def __init__(self, tokenizer) -> None:
+        missing = [t for t in ("cls_token_id", "sep_token_id", "pad_token_id", "unk_token_id")
+                   if getattr(tokenizer, t, None) is None]
+        if missing:
+            raise ValueError(f"a BERT tokenizer needs [CLS], [SEP], [PAD] and [UNK]; this one lacks {missing}")
+        self.tokenizer = tokenizer
+
+    def index(self, piece: str) -> int:
+        i = self.tokenizer.convert_tokens_to_ids(piece)
+        return self.tokenizer.unk_token_id if i is None else int(i)
+
+    def __getitem__(self, i: int) -> str:
+        return self.tokenizer.convert_ids_to_tokens(int(i))
+
+    def __len__(self) -> int:
+        return len(self.tokenizer)
+
+    def bos(self) -> int:
+        return int(self.tokenizer.cls_token_id)
+
+    def eos(self) -> int:
+        return int(self.tokenizer.sep_token_id)
+
+    def pad(self) -> int:
+        return int(self.tokenizer.pad_token_id)
+
+    def pieces(self, text: str) -> list[str]:
+        return self.tokenizer.tokenize(text)
+
+
+def load_mbert(directory: Path, device: str = "cpu"):
+    """(``BertForMaskedLM`` in eval mode, ``WordPieceDictionary``) of a model directory."""
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    model = BertForMaskedLM.from_pretrained(str(directory)).to(device).eval()
+    return model, WordPieceDictionary(AutoTokenizer.from_pretrained(str(directory)))
+
+
+def run_mbert_translation(files: Mapping[str, Path], texts: Mapping[str, Path], parallel: Mapping[str, Sequence[str]],
+                          directions: Sequence[tuple[str, str]], layers: Sequence[int] | None, alphas: Sequence[float],
+                          n_sentences: int, out_json: Path, meta: dict, max_seq_len: int = 256, batch_size: int = 64,
+                          device: str = "cpu", log: Log | None = None) -> dict:
+    """``files``: file name -> path of the model's files (``config.json``, weights, ``vocab.txt``,
+    ``tokenizer_config.json``); ``texts``: language -> tokenised training lines (the means and V_lang);
+    ``parallel``: language -> the same rows of raw parallel sentences. Writes one score per
+    (direction, layer, alpha) as ``xling.liu.translation_job`` does; ``layers`` None: every layer 1..L."""
+    log = log or (lambda _m: None)
+    with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
+        model, d = load_mbert(model_dir(files, Path(tmp) / "model", BERT_FILES, "BERT"), device)
+    num_layers = int(model.config.num_hidden_layers)
+    layers = list(range(1, num_layers + 1)) if layers is None else list(layers)
+    max_seq_len = min(max_seq_len, int(model.config.max_position_embeddings))
+    langs = sorted({lang for pair in directions for lang in pair})
+    lines = {lang: [d.pieces(line) for line in first_lines(Path(texts[lang]), n_sentences)] for lang in langs}
+    vocab = {lang: {p for line in lines[lang] for p in line} for lang in langs}
+    pieces = {lang: [d.pieces(s) for s in parallel[lang]] for lang in langs}
+    rows = {len(v) for v in pieces.values()}
+    if len(rows) != 1:
+        raise ValueError(f"m-BERT token translation: the parallel languages have different row counts {sorted(rows)}")
+    scores = translation_scores(model, d, num_layers, lines, vocab, pieces, directions, layers, alphas, max_seq_len,
+                                batch_size, device, log, source="m-BERT")
+    return write_result(out_json, {**meta, "layers": num_layers, "rows": rows.pop(), "sentences": n_sentences,
+                                   "vocab_sizes": {lang: len(v) for lang, v in vocab.items()}, "scores": scores})

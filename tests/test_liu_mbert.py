@@ -1,0 +1,94 @@
+"""Token translation on a transformers BERT (m-BERT's code path), with a tiny random model and
+WordPiece vocabulary built here: the tokenizer's view as a dictionary, every score written, and the
+job's scores equal to the shift applied by hand to the same tokenised sentences."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from xling.analysis.language_shift import language_means, mean_difference, translate_tokens
+from xling.liu.mbert import BERT_FILES, load_mbert, run_mbert_translation
+from xling.metrics.translation import bleu1
+
+EN = ["the cat sees the dog .", "a dog runs .", "the small cat sleeps .", "we see a cat ."]
+FR = ["le chat voit le chien .", "un chien court .", "le petit chat dort .", "nous voyons un chat ."]
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+
+    d = tmp_path_factory.mktemp("mbert")
+    words = sorted({w for line in EN + FR for w in line.split()})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, "##s", "##e"]
+    (d / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=3, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=32)
+    BertForMaskedLM(cfg).save_pretrained(d)
+    BertTokenizer(str(d / "vocab.txt"), do_lower_case=False).save_pretrained(d)
+    return {p.name: p for p in d.iterdir() if p.is_file()}
+
+
+def texts(tmp_path):
+    paths = {}
+    for lang, lines in (("en", EN), ("fr", FR)):
+        paths[lang] = tmp_path / f"{lang}.train.txt"
+        paths[lang].write_text("\n".join(lines * 3) + "\n", encoding="utf-8")
+    return paths
+
+
+def test_the_tokenizer_seen_as_a_dictionary(tiny_bert, tmp_path):
+    from xling.analysis.backtranslate import model_dir
+
+    _, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    assert (d[d.bos()], d[d.eos()], d[d.pad()]) == ("[CLS]", "[SEP]", "[PAD]")
+    assert d[d.index("chat")] == "chat" and d.index("zebra") == d.index("[UNK]")
+    assert d.pieces("le chat") == ["le", "chat"] and len(d) == len(d.tokenizer)
+
+
+def test_every_direction_layer_and_alpha_is_scored(tiny_bert, tmp_path):
+    out = tmp_path / "mbert.json"
+    res = run_mbert_translation(tiny_bert, texts(tmp_path), {"en": EN, "fr": FR}, [("en", "fr"), ("fr", "en")], None,
+                                [1.0, 2.0], 8, out, {"model": "mbert", "size": None})
+    assert json.loads(out.read_text()) == res
+    assert res["layers"] == 3 and res["rows"] == 4 and res["model"] == "mbert" and res["size"] is None
+    # one unshifted score per direction, then every layer 1..3 x alpha
+    assert len(res["scores"]) == 2 * (1 + 3 * 2)
+    assert {(s["layer"], s["alpha"]) for s in res["scores"] if s["alpha"] > 0} == {(l, a) for l in (1, 2, 3)
+                                                                                  for a in (1.0, 2.0)}
+    # V_lang: the pieces of the lines the means read
+    assert res["vocab_sizes"] == {"en": len({w for s in EN for w in s.split()}),
+                                  "fr": len({w for s in FR for w in s.split()})}
+    with pytest.raises(ValueError, match="layers \\[4\\] outside 1..3"):
+        run_mbert_translation(tiny_bert, texts(tmp_path), {"en": EN, "fr": FR}, [("en", "fr")], [4], [1.0], 8,
+                              tmp_path / "x.json", {"model": "mbert", "size": None})
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_scores_are_the_shift_applied_by_hand(tiny_bert, tmp_path):
+    """en -> fr at layer 2, alpha 2: the means of [CLS] line [SEP] over the first 8 sample lines,
+    the shifted argmax of every row's own positions, BLEU-1 against the French rows."""
+    from xling.analysis.backtranslate import model_dir
+
+    res = run_mbert_translation(tiny_bert, texts(tmp_path), {"en": EN, "fr": FR}, [("en", "fr")], [2], [2.0], 8,
+                                tmp_path / "r.json", {"model": "mbert", "size": None})
+    model, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    tok = d.tokenizer
+
+    def batch(lines):
+        enc = tok(lines, padding=True, return_tensors="pt")
+        return enc["input_ids"], enc["attention_mask"]
+
+    sample = {"en": (EN * 3)[:8], "fr": (FR * 3)[:8]}
+    shift = mean_difference(language_means(model, [batch(sample["en"])]), language_means(model, [batch(sample["fr"])]))
+    hyps = []
+    for line in EN:
+        ids, mask = batch([line])
+        pred = translate_tokens(model, ids, mask, 2, 2.0, shift)[0, 1:-1]
+        hyps.append(" ".join(tok.convert_ids_to_tokens(pred.tolist())))
+    ours = next(s for s in res["scores"] if s["alpha"] == 2.0)
+    assert ours["bleu1"] == pytest.approx(bleu1(hyps, FR))
