@@ -36,3 +36,15 @@ def test_the_all_layers_row_appears_when_every_language_has_it(tmp_path):
     assert "| all layers fine-tuned | 72.00 (80.86) | 44.00 (70.42) |" in (tmp_path / "a.md").read_text()
     write_table4(xnli_rows([result("mlm_full", 2500, 48.0, 49.5, 0.7)]), {}, tmp_path / "b.md", tmp_path / "b.csv")
     assert "all layers" not in (tmp_path / "b.md").read_text().split("## ", 1)[1]
+
+
+def test_a_static_model_has_its_accuracy_row_only(tmp_path):
+    static = {"model": "glove", "size": 2500, "languages": {"en": {"dev": 60.0, "test": 61.0},
+                                                           "fr": {"dev": 40.0, "test": 41.5}}}
+    rows = xnli_rows([result("mlm_full", 2500, 48.0, 49.5, 0.7), static])
+    glove = [r for r in rows if r["model"] == "glove"]
+    assert all(r["mds_test"] is None and r["mds_gain"] is None for r in glove)
+    write_table4(rows, {"glove": "GloVe"}, tmp_path / "t.md", tmp_path / "t.csv")
+    section = (tmp_path / "t.md").read_text().split("## GloVe, 2,500 sentences per language", 1)[1]
+    assert "| BiLSTM-max on the fixed vectors | 61.00 | 41.50 |" in section and "MDS" not in section
+    xnli_figure(rows, {}, tmp_path / "x.png", tmp_path / "x.pdf")  # bars of both kinds

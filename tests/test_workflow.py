@@ -394,6 +394,7 @@ def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
     assert counts["liu_translation_mbert"] == 1 and counts["download_mbert_weights"] == 1
     # XNLI of each MLM on all 15 languages (12 of them beyond Table 1's), one report
     assert counts["liu_xnli"] == 2 * 2 and counts["liu_xnli_report"] == 1 and counts["liu_taskdata_xnli"] == 1
+    assert counts["liu_xnli_static"] == 2 * 2  # word2vec and GloVe at each size, with their own classifier
     assert counts["download_wiki_th"] == 1 and counts["download_muse_en_hi_test"] == 1
     assert "download_muse_en_sw_test" not in counts and "pretrain" not in counts and "finetune" not in counts
     # 20-token windows: one sentence per sample, cut, in the same pretraining section otherwise

@@ -820,6 +820,34 @@ def liu_xnli_inputs(w):
     return d
 
 
+def liu_xnli_static_inputs(w):
+    """The static vectors, the BPE they are vectors of, the source language's XNLI train and every
+    language's dev and test."""
+    d = {
+        "vectors": f"{R}/liu/static/{w.method}/n{w.size}/vectors.vec",
+        "bpe": f"{R}/liu/bpe/n{w.size}/bpe.json",
+        "train": f"{R}/tasks/xnli/{SRC}/train.tsv",
+    }
+    for l in LIU_LANGS:
+        d[f"dev_{l}"] = f"{R}/tasks/xnli/{l}/dev.tsv"
+        d[f"test_{l}"] = f"{R}/tasks/xnli/{l}/test.tsv"
+    d.update(segmenter_inputs(*LIU_LANGS))
+    return d
+
+
+def liu_xnli_static_params():
+    """The static models' XNLI classifier (liu2020.xnli.static) with finetune.xnli's length and caps."""
+    ft, spec = config["finetune"], config["finetune"]["xnli"]
+    return {
+        **LIU["xnli"]["static"],
+        "epochs": spec["epochs"],
+        "max_train_examples": spec["max_train_examples"],
+        "max_eval_examples": ft["max_eval_examples"],
+        "max_seq_len": ft["max_seq_len"],
+        "seed": int(FSEED0),
+    }
+
+
 def liu_xnli_job():
     """xling.finetune.FinetuneJob fields of the study's XNLI fine-tuning (finetune.xnli's length and
     schedule, liu2020.xnli's cell)."""

@@ -303,9 +303,35 @@ rule liu_xnli:
         "../scripts/liu_xnli.py"
 
 
+rule liu_xnli_static:
+    """XNLI of one static model: a BiLSTM-max classifier over its fixed vectors, trained on the
+    source language, scored on every language."""
+    input:
+        unpack(liu_xnli_static_inputs),
+    output:
+        result=f"{R}/liu/xnli/n{{size}}/{{method}}.json",
+    log:
+        f"{LOGS}/liu/xnli/n{{size}}/{{method}}.log",
+    wildcard_constraints:
+        size=r"\d+",
+        method="|".join(LIU_STATIC),
+    conda:
+        "../../envs/fairseq.yaml"
+    threads: threads_of("finetune")
+    resources:
+        **res("finetune"),
+    params:
+        meta=lambda w: {"model": w.method, "size": int(w.size)},
+        languages=LIU_LANGS,
+        tokenize=tokenize_params(*LIU_LANGS),
+        classifier=liu_xnli_static_params(),
+    script:
+        "../scripts/liu_xnli_static.py"
+
+
 rule liu_xnli_report:
     input:
-        [f"{R}/liu/xnli/n{n}/{w}.json" for n in LIU_SIZES for w in LIU_WINDOWS],
+        [f"{R}/liu/xnli/n{n}/{m}.json" for n in LIU_SIZES for m in [*LIU_WINDOWS, *LIU_STATIC]],
     output:
         **{k: f"{R}/report/{v}" for k, v in LIU_XNLI_REPORT.items()},
     log:

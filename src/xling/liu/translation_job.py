@@ -89,16 +89,20 @@ def parallel_pieces(way15_root: Path, langs: Sequence[str], rows: int, settings:
     """The first ``rows`` XNLI-15way rows of ``langs``, tokenised as the corpus was and segmented
     with the model's BPE: language -> one list of pieces per row."""
     from xling.analysis.run import fifteen_way
+
+    raw = fifteen_way(way15_root, list(langs), rows)
+    return {lang: bpe_pieces(raw[lang], settings[lang], bpe_manifest, lang) for lang in langs}
+
+
+def bpe_pieces(sentences: Sequence[str], settings, bpe_manifest: Path, lang: str) -> list[list[str]]:
+    """Raw sentences tokenised as ``lang``'s corpus was (``settings``: its TokenizeSettings) and cut
+    into the model's BPE pieces: one list of pieces per sentence."""
     from xling.bpe import SubwordTokenizer
     from xling.finetune.text import line_and_word_tokenizers
 
-    raw = fifteen_way(way15_root, list(langs), rows)
-    out = {}
-    for lang in langs:
-        lines, _ = line_and_word_tokenizers(settings[lang])
-        to_pieces = SubwordTokenizer(bpe_manifest, lang).words_to_subwords
-        out[lang] = [[p for word in to_pieces(words) for p in word] for words in lines(raw[lang])]
-    return out
+    lines, _ = line_and_word_tokenizers(settings)
+    to_pieces = SubwordTokenizer(Path(bpe_manifest), lang).words_to_subwords
+    return [[p for word in to_pieces(words) for p in word] for words in lines(list(sentences))]
 
 
 def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Path], vocabs: dict[str, Path],
