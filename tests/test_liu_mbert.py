@@ -92,3 +92,60 @@ def test_scores_are_the_shift_applied_by_hand(tiny_bert, tmp_path):
         hyps.append(" ".join(tok.convert_ids_to_tokens(pred.tolist())))
     ours = next(s for s in res["scores"] if s["alpha"] == 2.0)
     assert ours["bleu1"] == pytest.approx(bleu1(hyps, FR))
+
+
+def write_xnli(root, rng_seed=0):
+    import random
+
+    rng = random.Random(rng_seed)
+    labels = ["entailment", "neutral", "contradiction"]
+    files = {}
+    for lang, lines in (("en", EN), ("fr", FR)):
+        words = sorted({w for line in lines for w in line.split()})
+        for split, n in (("train", 30), ("dev", 12), ("test", 12)):
+            path = root / "xnli" / lang / f"{split}.tsv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            rows = [f"{' '.join(rng.choice(words) for _ in range(4))}\t{' '.join(rng.choice(words) for _ in range(3))}"
+                    f"\t{labels[i % 3]}" for i in range(n)]
+            path.write_text("premise\thypothesis\tlabel\n" + "\n".join(rows) + "\n", encoding="utf-8")
+            files[lang, split] = path
+    return files
+
+
+def test_bert_encoder_reads_pairs_as_bert_does(tiny_bert, tmp_path):
+    from xling.analysis.backtranslate import model_dir
+    from xling.liu.mbert import BertEncoder
+    from xling.liu.xnli_job import freeze_below
+
+    bert, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    enc = BertEncoder(bert, d, ["en", "fr"])
+    ids = [d.bos(), d.index("le"), d.eos(), d.index("chat"), d.index("dort"), d.eos(), d.pad()]
+    tokens = torch.tensor([ids])
+    states = enc.encode(tokens, "fr")
+    assert len(states) == 1 + 3 and states[-1].shape == (1, 7, 16)
+    real = tokens.ne(d.pad())
+    segment = torch.tensor([[0, 0, 0, 1, 1, 1, 0]])
+    expected = bert.bert(input_ids=tokens, attention_mask=real.long(), token_type_ids=segment,
+                         output_hidden_states=True).hidden_states[-1]
+    assert torch.equal(states[-1], expected)
+    trainable = {id(p) for p in freeze_below(enc, 1, "en")}
+    assert trainable == {id(p) for block in bert.bert.encoder.layer[1:] for p in block.parameters()}
+
+
+def test_table4_on_bert(tiny_bert, tmp_path):
+    from xling.finetune import FinetuneJob
+    from xling.liu.mbert import run_mbert_xnli
+
+    files = write_xnli(tmp_path)
+    job = FinetuneJob(task="xnli", src_lang="en", tgt_lang="en", hp={"batch_size": 8, "encoder_lr": 1e-3,
+                      "classifier_lr": 1e-2}, epochs=2, seed=1, max_seq_len=24, warmup_fraction=0.0)
+    dev = {lang: files[lang, "dev"] for lang in ("en", "fr")}
+    test = {lang: files[lang, "test"] for lang in ("en", "fr")}
+    res = run_mbert_xnli(job, tiny_bert, files["en", "train"], dev, test, texts(tmp_path), freeze=1, alphas=[1.0],
+                         n_sentences=8, out_json=tmp_path / "x.json", meta={"model": "mbert", "size": None},
+                         all_layers=True)
+    assert res["layers"] == 3 and res["freeze_layers"] == 1 and res["size"] is None and res["sentences"] == 8
+    fr = res["languages"]["fr"]
+    assert set(fr["dev_by_alpha"]) == {"0", "1"} and fr["examples"] == {"dev": 12, "test": 12}
+    assert all(0.0 <= fr[k] <= 100.0 for k in ("test", "mds_test", "all_layers_test"))
+    assert json.loads((tmp_path / "x.json").read_text()) == res

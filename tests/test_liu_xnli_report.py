@@ -48,3 +48,13 @@ def test_a_static_model_has_its_accuracy_row_only(tmp_path):
     section = (tmp_path / "t.md").read_text().split("## GloVe, 2,500 sentences per language", 1)[1]
     assert "| BiLSTM-max on the fixed vectors | 61.00 | 41.50 |" in section and "MDS" not in section
     xnli_figure(rows, {}, tmp_path / "x.png", tmp_path / "x.pdf")  # bars of both kinds
+
+
+def test_mbert_rows_are_in_the_table_not_the_figure(tmp_path):
+    mbert = result("mbert", None, 70.0, 71.0, 1.0)
+    rows = xnli_rows([result("mlm_full", 2500, 48.0, 49.5, 0.7), mbert])
+    assert {r["size"] for r in rows if r["model"] == "mbert"} == {None}
+    write_table4(rows, {"mbert": "m-BERT"}, tmp_path / "t.md", tmp_path / "t.csv")
+    assert "## m-BERT, as released" in (tmp_path / "t.md").read_text()
+    xnli_figure(rows, {}, tmp_path / "x.png", tmp_path / "x.pdf")
+    assert (tmp_path / "x.png").stat().st_size > 0

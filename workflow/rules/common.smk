@@ -734,7 +734,7 @@ LIU_XNLI_REPORT = {
     "fig_png": "liu2020/xnli.png",
     "fig_pdf": "liu2020/xnli.pdf",
 }
-LIU_MBERT = LIU["mbert"] if LIU_DIRECTIONS else None  # m-BERT's token translation, beside our MLMs'
+LIU_MBERT = LIU["mbert"] if LIU_DIRECTIONS else None  # m-BERT's Section 4, beside our MLMs'
 LIU_MBERT_RESULT = f"{R}/liu/translation/mbert.json"
 LIU_TR_REPORT = {
     "table_md": "liu2020/table2.md",
@@ -796,6 +796,23 @@ def liu_translation_mbert_inputs(w):
     for l in LIU_TR_LANGS:
         d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
     return d
+
+
+def liu_xnli_mbert_inputs(w):
+    """m-BERT's files, the source language's XNLI train, every language's dev and test and sample lines."""
+    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]], "train": f"{R}/tasks/xnli/{SRC}/train.tsv"}
+    for l in LIU_LANGS:
+        d[f"dev_{l}"] = f"{R}/tasks/xnli/{l}/dev.tsv"
+        d[f"test_{l}"] = f"{R}/tasks/xnli/{l}/test.tsv"
+        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
+    d.update(segmenter_inputs(*LIU_LANGS))
+    return d
+
+
+def liu_xnli_results():
+    """The XNLI results the report reads: each MLM's and static model's, then m-BERT's when configured."""
+    ours = [f"{R}/liu/xnli/n{n}/{m}.json" for n in LIU_SIZES for m in [*LIU_WINDOWS, *LIU_STATIC]]
+    return ours + ([f"{R}/liu/xnli/mbert.json"] if LIU_MBERT else [])
 
 
 def liu_translation_results():

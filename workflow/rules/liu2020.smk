@@ -329,9 +329,37 @@ rule liu_xnli_static:
         "../scripts/liu_xnli_static.py"
 
 
+if LIU_MBERT:
+
+    rule liu_xnli_mbert:
+        """Table 4 on m-BERT itself: fine-tuned above its first layers, scored with and without the shift."""
+        input:
+            unpack(liu_xnli_mbert_inputs),
+        output:
+            result=f"{R}/liu/xnli/mbert.json",
+        log:
+            f"{LOGS}/liu/xnli/mbert.log",
+        conda:
+            "../../envs/fairseq.yaml"
+        threads: threads_of("finetune")
+        resources:
+            **res("finetune"),
+        params:
+            meta={"model": "mbert", "size": None},
+            job=liu_xnli_job(),
+            languages=LIU_LANGS,
+            freeze=LIU_MBERT["freeze_layers"],
+            alphas=LIU["xnli"]["alphas"],
+            sentences=LIU["xnli"]["sentences"],
+            batch_size=LIU["xnli"]["batch_size"],
+            all_layers=LIU["xnli"]["all_layers"],
+        script:
+            "../scripts/liu_xnli_mbert.py"
+
+
 rule liu_xnli_report:
     input:
-        [f"{R}/liu/xnli/n{n}/{m}.json" for n in LIU_SIZES for m in [*LIU_WINDOWS, *LIU_STATIC]],
+        liu_xnli_results(),
     output:
         **{k: f"{R}/report/{v}" for k, v in LIU_XNLI_REPORT.items()},
     log:

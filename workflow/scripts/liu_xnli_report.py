@@ -1,7 +1,7 @@
 """Snakemake script of rule liu_xnli_report: XNLI transfer of every MLM of the study (Figures 2, 4,
 6) and the mean difference shift beside m-BERT's Table 4 (xling.report.liu_xnli).
 
-input:  the liu_xnli JSON files
+input:  the liu_xnli and liu_xnli_static JSON files, m-BERT's last when configured
 params: labels, note
 output: table_md, table_csv, fig_png, fig_pdf
 """

@@ -197,7 +197,7 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
     English dev, then test each target (``targets``: lang -> (its side, its test file)). The result
     per target is the mean over the ``top_k`` cells best on English dev (Table 1's selection)."""
     from xling.finetune.tasks import TASKS
-    from xling.finetune.train import TaskData, _set_seed, evaluate, load_split, train_epochs
+    from xling.finetune.train import TaskData, evaluate, load_split, set_seed, train_epochs
 
     log = log or (lambda _m: None)
     t0 = time.time()
@@ -214,7 +214,7 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
     cells = []
     for hp in grid:
         cell_job = dataclasses.replace(job, hp=dict(hp))
-        _set_seed(job.seed)
+        set_seed(job.seed)
         task = copy.copy(fitted)
         task.hp = cell_job.hp
         top_layers = new_layers(top["dim"], top["heads"], top["ffn"], top["layers"], top["dropout"]).to(device)

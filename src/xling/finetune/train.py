@@ -25,7 +25,7 @@ from xling.preprocess.tokenize import TokenizeSettings
 from xling.progress import progress
 
 
-def _set_seed(seed: int) -> None:
+def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -204,7 +204,7 @@ def finetune(job: FinetuneJob, encoder: Encoder, words_to_subwords: Callable[[st
     """Fine-tune ``encoder`` (modified in place) on the job's English data and return the result
     record: English dev and zero-shot target scores of the best English-dev epoch."""
     t_start = time.time()
-    _set_seed(job.seed)
+    set_seed(job.seed)
     task: TaskAdapter = TASKS[job.task](job.hp)
     device = torch.device(device)
     log = log or (lambda msg: None)

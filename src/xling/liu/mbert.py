@@ -1,5 +1,6 @@
-"""Liu et al.'s token translation (4.2, Table 2) on multilingual BERT itself
-(``bert-base-multilingual-cased`` through ``transformers``, from the download stage's files).
+"""Liu et al.'s Section 4 on multilingual BERT itself (``bert-base-multilingual-cased`` through
+``transformers``, from the download stage's files): token translation (4.2, Table 2) and XNLI with
+the mean difference shift (4.3, Table 4).
 
 The same scores as for the study's own MLMs (``xling.liu.translation_job.translation_scores``), with
 m-BERT's WordPiece tokenizer in place of our BPE:
@@ -19,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+import torch
+
 from xling.analysis.backtranslate import model_dir
 from xling.analysis.run import first_lines, write_result
 from xling.liu.translation_job import translation_scores
@@ -28,8 +31,8 @@ BERT_FILES = ("config.json", "vocab.txt")  # besides the weights: what BertForMa
 
 
 class WordPieceDictionary:
-    """A BERT tokenizer seen as the fairseq dictionary the translation code reads: ``index``
-    (unknown pieces -> ``[UNK]``), ``d[id]``, and ``bos``/``eos``/``pad`` = ``[CLS]``/``[SEP]``/``[PAD]``."""
+    """A BERT tokenizer seen as the fairseq dictionary our code reads: ``index`` (unknown pieces ->
+    ``[UNK]``), ``d[id]``, and ``bos``/``eos``/``pad``/``unk`` = ``[CLS]``/``[SEP]``/``[PAD]``/``[UNK]``."""
 
     def __init__(self, tokenizer) -> None:
         missing = [t for t in ("cls_token_id", "sep_token_id", "pad_token_id", "unk_token_id")
@@ -56,6 +59,9 @@ class WordPieceDictionary:
 
     def pad(self) -> int:
         return int(self.tokenizer.pad_token_id)
+
+    def unk(self) -> int:
+        return int(self.tokenizer.unk_token_id)
 
     def pieces(self, text: str) -> list[str]:
         return self.tokenizer.tokenize(text)
@@ -94,3 +100,69 @@ def run_mbert_translation(files: Mapping[str, Path], texts: Mapping[str, Path], 
                                 batch_size, device, log, source="m-BERT")
     return write_result(out_json, {**meta, "layers": num_layers, "rows": rows.pop(), "sentences": n_sentences,
                                    "vocab_sizes": {lang: len(v) for lang, v in vocab.items()}, "scores": scores})
+
+
+# ---------------------------------------------------------------------------------------------
+# XNLI with the shift (4.3, Table 4) on m-BERT itself
+
+
+class BertEncoder(torch.nn.Module):
+    """m-BERT as the fine-tuning code's encoder (``xling.finetune.encoder.Encoder``): one model for
+    every language (nothing language-specific), ``encode`` returns its 1 + L hidden states. Sentence
+    pairs are read as BERT reads them: segment 0 up to the first ``[SEP]``, segment 1 after it.
+    ``language_shift`` finds the BERT model as ``.bert``."""
+
+    def __init__(self, model, dictionary: WordPieceDictionary, languages: Sequence[str]) -> None:
+        super().__init__()
+        self.bert = getattr(model, "bert", model)  # the BertModel of a BertForMaskedLM
+        self.dictionary = dictionary
+        self.languages = list(languages)
+        self.dim = int(self.bert.config.hidden_size)
+        self.num_layers = int(self.bert.config.num_hidden_layers)
+
+    def max_positions(self) -> int:
+        return int(self.bert.config.max_position_embeddings)
+
+    def encode(self, tokens: torch.Tensor, lang: str, padding_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
+        real = tokens.ne(self.dictionary.pad()) if padding_mask is None else ~padding_mask
+        sep = tokens.eq(self.dictionary.eos()).long()
+        segment = ((sep.cumsum(dim=1) - sep) > 0).long() * real.long()  # after the first [SEP]
+        out = self.bert(input_ids=tokens, attention_mask=real.long(), token_type_ids=segment, output_hidden_states=True)
+        return list(out.hidden_states)
+
+    def shared_parameters(self):
+        return self.bert.parameters()
+
+    def language_specific_parameters(self, lang: str):
+        return []
+
+
+def wordpiece_splitter(dictionary: WordPieceDictionary) -> Callable[[list[str]], list[list[str]]]:
+    """Words -> their WordPiece tokens each (the fine-tuning code's ``words_to_subwords``)."""
+    return lambda words: [dictionary.pieces(w) for w in words]
+
+
+def run_mbert_xnli(job, files: Mapping[str, Path], train: Path, dev: Mapping[str, Path], test: Mapping[str, Path],
+                   texts: Mapping[str, Path], freeze: int, alphas: Sequence[float], n_sentences: int, out_json: Path,
+                   meta: dict, batch_size: int = 64, device: str = "cpu", log: Log | None = None,
+                   stanford_home: str | None = None, all_layers: bool = False) -> dict:
+    """Table 4 on m-BERT: ``xling.liu.xnli_job.run_xnli`` with m-BERT's files (fine-tuned above its
+    first ``freeze`` layers, the paper's 6), its means over the first ``n_sentences`` lines of each
+    language's ``texts`` cut by its own tokenizer."""
+    from xling.liu.xnli_job import XnliModel, run_xnli
+
+    with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
+        directory = model_dir(files, Path(tmp) / "model", BERT_FILES, "BERT")
+        _, d = load_mbert(directory)
+        languages = list(dev)
+
+        from transformers import AutoConfig
+
+        model = XnliModel(
+            load=lambda: BertEncoder(load_mbert(directory)[0], d, languages),
+            words_to_subwords=lambda _lang: wordpiece_splitter(d),
+            text_lines=lambda lang: [d.pieces(line) for line in first_lines(Path(texts[lang]), n_sentences)],
+            max_positions=int(AutoConfig.from_pretrained(str(directory)).max_position_embeddings))
+        return run_xnli(job, model, train, dev, test, freeze, alphas, out_json, {**meta, "sentences": n_sentences},
+                        batch_size=batch_size, device=device, log=log, stanford_home=stanford_home,
+                        all_layers=all_layers)

@@ -15,6 +15,7 @@ Table 4), from one fine-tuning.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -23,8 +24,8 @@ import torch
 from xling.analysis.language_shift import blocks, mean_difference, shift_at
 from xling.analysis.run import write_result
 from xling.finetune.tasks import TASKS
-from xling.finetune.train import FinetuneJob, TaskData, evaluate, load_split, train_epochs
-from xling.liu.translation_job import text_means
+from xling.finetune.train import FinetuneJob, TaskData, evaluate, load_split, set_seed, train_epochs
+from xling.liu.translation_job import piece_means
 
 Log = Callable[[str], None]
 
@@ -53,6 +54,34 @@ def choose_alpha(dev: Mapping[float, float]) -> float:
     return min(a for a, acc in dev.items() if acc == best)
 
 
+@dataclass(frozen=True)
+class XnliModel:
+    """What the XNLI job needs of a pretrained model, whatever its kind (ours, m-BERT):
+    ``load()`` a fresh copy (an ``xling.finetune.encoder.Encoder`` that ``language_shift`` reads),
+    ``words_to_subwords(lang)`` its word splitter, ``text_lines(lang)`` the lines of pieces whose
+    states make the language's mean, ``max_positions`` its longest input."""
+
+    load: Callable[[], object]
+    words_to_subwords: Callable[[str], Callable]
+    text_lines: Callable[[str], list[list[str]]]
+    max_positions: int
+
+
+def fairseq_model(checkpoint: Path, dictionary: Path, bpe: Path, texts: Mapping[str, Path], n_sentences: int
+                  ) -> XnliModel:
+    """One of the study's MLMs: its checkpoint, dictionary and BPE; the means over the first
+    ``n_sentences`` lines of each language's BPE training text."""
+    from xling.analysis.run import first_lines
+    from xling.bpe import SubwordTokenizer
+    from xling.pretrain.loader import load_encoder
+
+    probe = load_encoder(checkpoint, dictionary)
+    return XnliModel(load=lambda: load_encoder(checkpoint, dictionary),
+                     words_to_subwords=lambda lang: SubwordTokenizer(Path(bpe), lang).words_to_subwords,
+                     text_lines=lambda lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)],
+                     max_positions=int(probe.encoder.max_positions()))
+
+
 def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path, train: Path,
                  dev: Mapping[str, Path], test: Mapping[str, Path], texts: Mapping[str, Path], freeze: int,
                  alphas: Sequence[float], n_sentences: int, out_json: Path, meta: dict, batch_size: int = 64,
@@ -61,23 +90,31 @@ def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path
     """``dev``/``test``: language -> XNLI file (the source language's dev selects the epoch);
     ``texts``: language -> BPE training text (its mean); ``all_layers``: also fine-tune the whole
     model (``all_layers_dev``/``all_layers_test`` per language)."""
-    from xling.bpe import SubwordTokenizer
-    from xling.pretrain.loader import load_encoder
+    model = fairseq_model(checkpoint, dictionary, bpe, texts, n_sentences)
+    return run_xnli(job, model, train, dev, test, freeze, alphas, out_json, {**meta, "sentences": n_sentences},
+                    batch_size=batch_size, device=device, log=log, stanford_home=stanford_home, all_layers=all_layers)
 
+
+def run_xnli(job: FinetuneJob, model: XnliModel, train: Path, dev: Mapping[str, Path], test: Mapping[str, Path],
+             freeze: int, alphas: Sequence[float], out_json: Path, meta: dict, batch_size: int = 64,
+             device: str = "cpu", log: Log | None = None, stanford_home: str | None = None,
+             all_layers: bool = False) -> dict:
+    """The fine-tuning, the scores with and without the shift, and optionally the whole model
+    fine-tuned (see the module's docstring) for any ``XnliModel``."""
     log = log or (lambda _m: None)
+    set_seed(job.seed)  # the head's initialisation and dropout, as in every fine-tuning job
     src = job.src_lang
-    encoder = load_encoder(checkpoint, dictionary).to(device)
+    encoder = model.load().to(device)
     d = encoder.dictionary
     targets = [lang for lang in dev if lang != src]
-    max_len = min(job.max_seq_len, encoder.encoder.max_positions())
+    max_len = min(job.max_seq_len, model.max_positions)
     # means before fine-tuning: up to layer ``freeze`` the fine-tuned model computes the same states
-    means = {lang: text_means(encoder, Path(texts[lang]), lang, n_sentences, max_len, batch_size, device, log)
+    means = {lang: piece_means(encoder, d, model.text_lines(lang), lang, max_len, batch_size, device, log)
              for lang in [src, *targets]}
     task = TASKS["xnli"](job.hp)
 
     def items(name: str, path: Path, lang: str):
-        return load_split(job, task, name, path, lang, d, SubwordTokenizer(Path(bpe), lang).words_to_subwords,
-                          stanford_home)
+        return load_split(job, task, name, path, lang, d, model.words_to_subwords(lang), stanford_home)
 
     data_items, truncated = {}, {}
     data_items["train"], truncated["train"] = items("train", train, src)
@@ -106,7 +143,8 @@ def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path
             f"{languages[lang]['mds_test']:.2f}")
     extra = {}
     if all_layers:
-        whole = load_encoder(checkpoint, dictionary).to(device)
+        set_seed(job.seed)
+        whole = model.load().to(device)
         for p in whole.parameters():
             p.requires_grad_(True)
         head = task.make_head(whole.dim).to(device)
@@ -121,5 +159,5 @@ def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path
         extra = {"all_layers": {"best_epoch": run_all["best_epoch"], "history": run_all["history"]}}
     return write_result(out_json, {
         **meta, "layers": encoder.num_layers, "freeze_layers": freeze, "hp": job.hp, "epochs": job.epochs,
-        "best_epoch": run["best_epoch"], "history": run["history"], "sentences": n_sentences,
+        "best_epoch": run["best_epoch"], "history": run["history"],
         "examples": {"train": len(data_items["train"])}, "truncated": truncated, "languages": languages, **extra})

@@ -32,7 +32,8 @@ def xnli_rows(results: Sequence[dict]) -> list[dict]:
         for lang, s in res["languages"].items():
             shifted = "mds_test" in s  # the static models' results have no shift
             rows.append({
-                "model": res["model"], "size": int(res["size"]), "language": lang, "dev": s["dev"], "test": s["test"],
+                "model": res["model"], "size": None if res["size"] is None else int(res["size"]), "language": lang,
+                "dev": s["dev"], "test": s["test"],
                 "alpha": s.get("alpha"), "mds_dev": s.get("mds_dev"), "mds_test": s.get("mds_test"),
                 "mds_gain": s["mds_test"] - s["test"] if shifted else None,
                 "paper_last6": paper["finetune last 6 layers"].get(lang),
@@ -63,7 +64,8 @@ def write_table4(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_pat
     for model, size in dict.fromkeys((r["model"], r["size"]) for r in rows):
         sel = [r for r in rows if (r["model"], r["size"]) == (model, size)]
         langs = [r["language"] for r in sel]
-        lines += [f"## {labels.get(model, model)}, {size:,} sentences per language", "",
+        trained = "as released" if size is None else f"{size:,} sentences per language"
+        lines += [f"## {labels.get(model, model)}, {trained}", "",
                   "| | " + " | ".join(langs) + " |", "|---|" + "---:|" * len(langs)]
 
         if all(r["mds_test"] is None for r in sel):  # a static model: its classifier's accuracy only
@@ -100,6 +102,7 @@ def xnli_figure(rows: Sequence[dict], labels: dict[str, str], out_png: Path, out
                 title: str | None = None) -> None:
     """Figures 2, 4, 6 in one: test accuracy per language, one bar per model, one panel per size."""
     plt = pyplot()
+    rows = [r for r in rows if r["size"] is not None]  # the study's models; m-BERT is in the table
     sizes = sorted({r["size"] for r in rows})
     models = list(dict.fromkeys(r["model"] for r in rows))
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 3.6), squeeze=False, sharey=True)
