@@ -67,12 +67,17 @@ class WordPieceDictionary:
         return self.tokenizer.tokenize(text)
 
 
+def load_tokenizer(directory: Path) -> WordPieceDictionary:
+    from transformers import AutoTokenizer
+
+    return WordPieceDictionary(AutoTokenizer.from_pretrained(str(directory)))
+
+
 def load_mbert(directory: Path, device: str = "cpu"):
     """(``BertForMaskedLM`` in eval mode, ``WordPieceDictionary``) of a model directory."""
-    from transformers import AutoTokenizer, BertForMaskedLM
+    from transformers import BertForMaskedLM
 
-    model = BertForMaskedLM.from_pretrained(str(directory)).to(device).eval()
-    return model, WordPieceDictionary(AutoTokenizer.from_pretrained(str(directory)))
+    return BertForMaskedLM.from_pretrained(str(directory)).to(device).eval(), load_tokenizer(directory)
 
 
 def run_mbert_translation(files: Mapping[str, Path], texts: Mapping[str, Path], parallel: Mapping[str, Sequence[str]],
@@ -149,15 +154,13 @@ def run_mbert_xnli(job, files: Mapping[str, Path], train: Path, dev: Mapping[str
     """Table 4 on m-BERT: ``xling.liu.xnli_job.run_xnli`` with m-BERT's files (fine-tuned above its
     first ``freeze`` layers, the paper's 6), its means over the first ``n_sentences`` lines of each
     language's ``texts`` cut by its own tokenizer."""
+    from transformers import AutoConfig
+
     from xling.liu.xnli_job import XnliModel, run_xnli
 
     with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
         directory = model_dir(files, Path(tmp) / "model", BERT_FILES, "BERT")
-        _, d = load_mbert(directory)
-        languages = list(dev)
-
-        from transformers import AutoConfig
-
+        d, languages = load_tokenizer(directory), list(dev)
         model = XnliModel(
             load=lambda: BertEncoder(load_mbert(directory)[0], d, languages),
             words_to_subwords=lambda _lang: wordpiece_splitter(d),

@@ -51,14 +51,6 @@ def line_ids(dictionary, pieces: list[str], max_seq_len: int) -> list[int]:
     return [dictionary.bos(), *body, dictionary.eos()]
 
 
-def text_means(encoder, text: Path, lang: str, n_sentences: int, max_seq_len: int, batch_size: int, device: str,
-               log: Log | None = None) -> torch.Tensor:
-    """The mean of ``lang`` per layer ([L + 1, D]) over every position of the first ``n_sentences``
-    lines of its BPE text, read as ``<s> pieces </s>``."""
-    lines = [line.split() for line in first_lines(Path(text), n_sentences)]
-    return piece_means(encoder, encoder.dictionary, lines, lang, max_seq_len, batch_size, device, log)
-
-
 def piece_means(model, dictionary, lines: Sequence[list[str]], lang: str, max_seq_len: int, batch_size: int,
                 device: str, log: Log | None = None) -> torch.Tensor:
     """The mean of ``lang`` per layer ([L + 1, D]) over every position of ``lines`` (each a list of
