@@ -94,22 +94,13 @@ def test_scores_are_the_shift_applied_by_hand(tiny_bert, tmp_path):
     assert ours["bleu1"] == pytest.approx(bleu1(hyps, FR))
 
 
-def write_xnli(root, rng_seed=0):
+def write_xnli(root):
     import random
 
-    rng = random.Random(rng_seed)
-    labels = ["entailment", "neutral", "contradiction"]
-    files = {}
-    for lang, lines in (("en", EN), ("fr", FR)):
-        words = sorted({w for line in lines for w in line.split()})
-        for split, n in (("train", 30), ("dev", 12), ("test", 12)):
-            path = root / "xnli" / lang / f"{split}.tsv"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            rows = [f"{' '.join(rng.choice(words) for _ in range(4))}\t{' '.join(rng.choice(words) for _ in range(3))}"
-                    f"\t{labels[i % 3]}" for i in range(n)]
-            path.write_text("premise\thypothesis\tlabel\n" + "\n".join(rows) + "\n", encoding="utf-8")
-            files[lang, split] = path
-    return files
+    from support.xnli_files import write_xnli_files
+
+    words = {lang: sorted({w for line in lines for w in line.split()}) for lang, lines in (("en", EN), ("fr", FR))}
+    return write_xnli_files(root, words, {"train": 30, "dev": 12, "test": 12}, random.Random(0))
 
 
 def test_bert_encoder_reads_pairs_as_bert_does(tiny_bert, tmp_path):

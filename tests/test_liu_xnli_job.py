@@ -10,12 +10,11 @@ import pytest
 from xling.finetune.train import FinetuneJob
 from xling.liu.xnli_job import choose_alpha, freeze_below, run_liu_xnli
 
-LABELS = ("entailment", "neutral", "contradiction")
-
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     from support.tiny_checkpoint import write_tiny_checkpoint
+    from support.xnli_files import write_xnli_files
 
     root = tmp_path_factory.mktemp("liu_xnli")
     rng = random.Random(0)
@@ -23,15 +22,7 @@ def model(tmp_path_factory):
     sents = {lang: [" ".join(rng.choice(w) for _ in range(5)) for _ in range(60)] for lang, w in words.items()}
     ckpt, bpe, dict_txt = write_tiny_checkpoint(root / "m", sents, merges=30, layers=2, separate_layers=0)
     texts = {lang: bpe.parent / f"{lang}.train.bpe" for lang in words}
-    files = {}
-    for lang, w in words.items():
-        for split, n in (("train", 48), ("dev", 24), ("test", 24)):
-            path = root / "xnli" / lang / f"{split}.tsv"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            rows = [f"{' '.join(rng.choice(w) for _ in range(4))}\t{' '.join(rng.choice(w) for _ in range(3))}\t"
-                    f"{LABELS[i % 3]}" for i in range(n)]
-            path.write_text("premise\thypothesis\tlabel\n" + "\n".join(rows) + "\n", encoding="utf-8")
-            files[lang, split] = path
+    files = write_xnli_files(root, words, {"train": 48, "dev": 24, "test": 24}, rng)
     return root, ckpt, bpe, dict_txt, texts, files
 
 
