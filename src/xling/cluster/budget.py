@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -139,13 +139,19 @@ def finetune_rates_from_benchmark(path: str | Path, finetune: Mapping[str, Any])
 
 @dataclass(frozen=True)
 class PretrainJob:
-    name: str  # "default/en-fr" ("default/en-fr/seed2" with several seeds), "mono/en_prime"
+    name: str  # "default/en-fr" ("default/en-fr/seed2" with several seeds), "mono/en_prime", "liu/n200000/full"
     vocab: int  # estimated vocabulary (the softmax's share of the FLOPs)
     model: str = ""  # what the replicates of one model share: "default/en-fr"; "" = the name
+    # the job's own model: and pretrain: sections (Liu et al.'s models); None: the config's
+    model_cfg: Mapping | None = field(default=None, compare=False, hash=False)
+    pretrain_cfg: Mapping | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self):
         if not self.model:
             object.__setattr__(self, "model", self.name)
+
+    def sections(self, config: Mapping[str, Any]) -> tuple[Mapping, Mapping]:
+        return self.model_cfg or config["model"], self.pretrain_cfg or config["pretrain"]
 
 
 def _vocab(mode: str, merges: int, n_languages: int) -> int:
@@ -166,6 +172,25 @@ def pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
         model = f"{setting}/{pair}"
         jobs.append(PretrainJob(f"{model}/seed{seed}" if replicated else model, vocab, model))
     jobs += [PretrainJob(f"mono/{m}", mono_merges) for m in xcfg.monolingual_models(config)]
+    return jobs
+
+
+def liu_pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
+    """Liu et al.'s MLMs (target ``liu2020``): one per data size and context window, with the study's
+    model and pretrain sections. A windowed model reads samples of at most its window's tokens, so
+    it is planned at that length (an upper bound: a shorter sentence is one shorter sample)."""
+    liu = config["liu2020"]
+    if not liu["languages"]:
+        return []
+    model = xcfg.liu_model(config)
+    jobs = []
+    for size in liu["sizes"]:
+        for window in liu["windows"]:
+            wid = xcfg.liu_window_id(window)
+            length = model["tokens_per_sample"] if window == "full" else min(int(window), model["tokens_per_sample"])
+            m = {**model, "tokens_per_sample": length}
+            jobs.append(PretrainJob(f"liu/n{size}/{wid}", int(liu["bpe_merges"]), model_cfg=m,
+                                    pretrain_cfg=xcfg.liu_pretrain(config, wid)))
     return jobs
 
 
@@ -213,24 +238,29 @@ class PretrainEstimate:
     tokens_per_s: float  # of the whole job (all its devices)
     hours: float
     runtime_hours: float  # the job's runtime resource
+    streams: int = 0  # per update
+    tokens_per_sample: int = 0
 
     @property
     def fits(self) -> bool:
         return self.hours <= self.runtime_hours
 
 
-def pretrain_estimates(config: Mapping[str, Any], rate: Rate, margin: float | None = None) -> list[PretrainEstimate]:
-    """Hours of every pretraining job at ``rate``, times ``margin`` (planning.runtime_margin: the
-    per-epoch validation and checkpoints, start-up, a slower node)."""
+def pretrain_estimates(config: Mapping[str, Any], rate: Rate, margin: float | None = None,
+                       jobs: list[PretrainJob] | None = None) -> list[PretrainEstimate]:
+    """Hours of every pretraining job (default: Table 1's and Section 5's) at ``rate``, times
+    ``margin`` (planning.runtime_margin: the per-epoch validation and checkpoints, start-up, a
+    slower node)."""
     margin = float(margin if margin is not None else config["planning"]["runtime_margin"])
-    sched = schedule(config["pretrain"], config["model"])
     device = pretrain_device(config)
     runtime_h = int(config["rule_resources"]["pretrain"]["runtime"]) / 60
     out = []
-    for job in pretrain_jobs(config):
-        tps = rate.tokens_per_s(model_flops_per_token(config["model"], config["pretrain"], job.vocab)) * device.count
+    for job in pretrain_jobs(config) if jobs is None else jobs:
+        model, pretrain = job.sections(config)
+        sched = schedule(pretrain, model)
+        tps = rate.tokens_per_s(model_flops_per_token(model, pretrain, job.vocab)) * device.count
         out.append(PretrainEstimate(job, sched.max_updates, sched.tokens, tps, margin * sched.tokens / tps / 3600,
-                                    runtime_h))
+                                    runtime_h, sched.global_batch_streams, sched.tokens_per_sample))
     return out
 
 
@@ -238,21 +268,22 @@ def check_pretrain_runtime(config: Mapping[str, Any]) -> None:
     """Raise ConfigError naming every pretraining job that cannot finish within its runtime."""
     device = pretrain_device(config)
     rate = planned_rate(config, device)
-    unfit = [e for e in pretrain_estimates(config, rate) if not e.fits]
+    jobs = pretrain_jobs(config) + liu_pretrain_jobs(config)
+    unfit = [e for e in pretrain_estimates(config, rate, jobs=jobs) if not e.fits]
     if not unfit:
         return
-    sched = schedule(config["pretrain"], config["model"])
     margin = float(config["planning"]["runtime_margin"])
     lines = [
-        f"pretrain {e.job.name}: {e.updates:,} updates x {sched.global_batch_streams} streams x "
-        f"{sched.tokens_per_sample} tokens = {e.tokens:.2e} tokens at {e.tokens_per_s:,.0f} tokens/s "
+        f"pretrain {e.job.name}: {e.updates:,} updates x {e.streams} streams x "
+        f"{e.tokens_per_sample} tokens = {e.tokens:.2e} tokens at {e.tokens_per_s:,.0f} tokens/s "
         f"({device.label}) needs {e.hours:.1f} h (x{margin:g} margin) > runtime {e.runtime_hours:g} h"
         for e in unfit]
     raise ConfigError(
         "pretraining jobs cannot finish within their runtime:\n  " + "\n  ".join(lines)
         + f"\n  throughput: {rate.basis}.\n  Raise rule_resources.pretrain.runtime, give the jobs more or "
         "faster GPUs with a measured rate (planning.pretrain_benchmark: a bench/bench_pretrain.py --json "
-        "result, or planning.pretrain_tokens_per_s_per_device), or train fewer updates (pretrain.max_epoch).")
+        "result, or planning.pretrain_tokens_per_s_per_device), or train fewer updates (pretrain.max_epoch; "
+        "liu2020.pretrain.max_epoch for the liu/ jobs).")
 
 
 # ---------------------------------------------------------------------------------------------
