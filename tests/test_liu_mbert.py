@@ -140,3 +140,41 @@ def test_table4_on_bert(tiny_bert, tmp_path):
     assert set(fr["dev_by_alpha"]) == {"0", "1"} and fr["examples"] == {"dev": 12, "test": 12}
     assert all(0.0 <= fr[k] <= 100.0 for k in ("test", "mds_test", "all_layers_test"))
     assert json.loads((tmp_path / "x.json").read_text()) == res
+
+
+def test_the_rules_scripts_run_on_the_downloaded_files(tiny_bert, tmp_path):
+    """liu_translation_mbert and liu_xnli_mbert, given m-BERT's files as the download rules leave
+    them (one file each) and their params as the rules build them."""
+    from support.script_run import run_script
+
+    model = []
+    for name, path in tiny_bert.items():  # downloads/<id>/<file name>
+        dest = tmp_path / "downloads" / name.replace(".", "_") / name
+        dest.parent.mkdir(parents=True)
+        dest.write_bytes(path.read_bytes())
+        model.append(str(dest))
+    way15 = tmp_path / "XNLI-15way" / "xnli.15way.orig.tsv"
+    way15.parent.mkdir()
+    way15.write_text("en\tfr\n" + "".join(f"{e}\t{f}\n" for e, f in zip(EN, FR)), encoding="utf-8")
+    text = texts(tmp_path)
+    common = {"alphas": [1.0], "sentences": 8, "batch_size": 4}
+    run_script("liu_translation_mbert",
+               {"model": model, "way15": str(way15.parent), **{f"text_{l}": str(p) for l, p in text.items()}},
+               {"result": str(tmp_path / "tr.json")},
+               {"meta": {"model": "mbert", "size": None}, "directions": [["en", "fr"]], "rows": 4,
+                "max_seq_len": 32, **common}, tmp_path / "tr.log")
+    tr = json.loads((tmp_path / "tr.json").read_text())
+    assert tr["layers"] == 3 and tr["rows"] == 4 and len(tr["scores"]) == 1 + 3
+    files = write_xnli(tmp_path)
+    job = {"task": "xnli", "src_lang": "en", "tgt_lang": "en", "hp": {"batch_size": 8, "encoder_lr": 1e-3,
+           "classifier_lr": 1e-2}, "epochs": 1, "seed": 1, "max_seq_len": 24, "warmup_fraction": 0.0}
+    run_script("liu_xnli_mbert",
+               {"model": model, "train": str(files["en", "train"]),
+                **{f"{s}_{l}": str(files[l, s]) for l in ("en", "fr") for s in ("dev", "test")},
+                **{f"text_{l}": str(p) for l, p in text.items()}},
+               {"result": str(tmp_path / "x.json")},
+               {"meta": {"model": "mbert", "size": None}, "job": job, "languages": ["en", "fr"], "freeze": 1,
+                "all_layers": False, **common}, tmp_path / "x.log")
+    xnli = json.loads((tmp_path / "x.json").read_text())
+    assert set(xnli["languages"]) == {"en", "fr"} and xnli["freeze_layers"] == 1
+    assert '"rule": "liu_xnli_mbert"' in (tmp_path / "x.log").read_text()  # the job's summary line

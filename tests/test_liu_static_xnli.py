@@ -88,3 +88,33 @@ def test_transfer_follows_the_shared_space(tmp_path, shared):
         assert fr["test"] == en["test"]
     else:  # "pas" and the content words mean nothing to it; only u = v (entailment) still shows
         assert fr["test"] < en["test"] - 20
+
+
+def test_the_rule_script_reads_xnli_through_the_bpe(tmp_path):
+    """liu_xnli_static on a real BPE: sentences tokenised as the corpus, cut into its pieces, looked up
+    among the vectors' rows (every piece of the BPE text has one here)."""
+    from support.script_run import run_script
+    from support.tiny_checkpoint import write_tiny_checkpoint
+    from support.xnli_files import write_xnli_files
+
+    rng = random.Random(0)
+    words = {"en": "the cat sees a dog runs big small".split(), "fr": "le chat voit un chien court grand petit".split()}
+    sents = {lang: [" ".join(rng.choice(w) for _ in range(5)) for _ in range(60)] for lang, w in words.items()}
+    _, bpe, _ = write_tiny_checkpoint(tmp_path / "m", sents, merges=30, layers=1, separate_layers=0)
+    pieces = sorted({p for lang in words for line in (bpe.parent / f"{lang}.train.bpe").read_text().split("\n")
+                     for p in line.split()})
+    vec = tmp_path / "vectors.vec"
+    vec.write_text(f"{len(pieces)} 4\n" + "".join(f"{p} " + " ".join(f"{rng.random():.4f}" for _ in range(4)) + "\n"
+                                                   for p in pieces), encoding="utf-8")
+    files = write_xnli_files(tmp_path, words, {"train": 30, "dev": 12, "test": 12}, rng)
+    classifier = {"hidden": 8, "batch_size": 8, "lr": 1e-3, "epochs": 1, "max_train_examples": None,
+                  "max_eval_examples": None, "max_seq_len": 32, "seed": 1}
+    run_script("liu_xnli_static",
+               {"vectors": str(vec), "bpe": str(bpe), "train": str(files["en", "train"]),
+                **{f"{s}_{l}": str(files[l, s]) for l in words for s in ("dev", "test")}},
+               {"result": str(tmp_path / "r.json")},
+               {"meta": {"model": "glove", "size": 60}, "languages": ["en", "fr"], "classifier": classifier,
+                "tokenize": {lang: {"moses_lang": lang} for lang in words}}, tmp_path / "r.log")
+    res = json.loads((tmp_path / "r.json").read_text())
+    assert res["model"] == "glove" and set(res["languages"]) == {"en", "fr"}
+    assert all(res["languages"][lang]["test_pieces_with_vectors"] == 1.0 for lang in words)
