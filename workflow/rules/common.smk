@@ -798,14 +798,22 @@ def liu_translation_mbert_inputs(w):
     return d
 
 
-def liu_xnli_mbert_inputs(w):
-    """m-BERT's files, the source language's XNLI train, every language's dev and test and sample lines."""
-    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]], "train": f"{R}/tasks/xnli/{SRC}/train.tsv"}
+def liu_xnli_files():
+    """Every XNLI job's task files: the source language's train, each language's dev and test, and
+    the segmenter where one is needed (XNLI sentences are segmented as the corpus was)."""
+    d = {"train": f"{R}/tasks/xnli/{SRC}/train.tsv"}
     for l in LIU_LANGS:
         d[f"dev_{l}"] = f"{R}/tasks/xnli/{l}/dev.tsv"
         d[f"test_{l}"] = f"{R}/tasks/xnli/{l}/test.tsv"
-        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
     d.update(segmenter_inputs(*LIU_LANGS))
+    return d
+
+
+def liu_xnli_mbert_inputs(w):
+    """m-BERT's files, the XNLI files and every language's sample lines (its means)."""
+    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]], **liu_xnli_files()}
+    for l in LIU_LANGS:
+        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
     return d
 
 
@@ -827,29 +835,21 @@ def liu_xnli_inputs(w):
         "checkpoint": f"{R}/liu/pretrain/n{w.size}/{w.window}/checkpoint_best.pt",
         "dictionary": f"{R}/liu/bin/n{w.size}/dict.txt",
         "bpe": f"{R}/liu/bpe/n{w.size}/bpe.json",
-        "train": f"{R}/tasks/xnli/{SRC}/train.tsv",
+        **liu_xnli_files(),
     }
     for l in LIU_LANGS:
-        d[f"dev_{l}"] = f"{R}/tasks/xnli/{l}/dev.tsv"
-        d[f"test_{l}"] = f"{R}/tasks/xnli/{l}/test.tsv"
         d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
-    d.update(segmenter_inputs(*LIU_LANGS))  # XNLI sentences are segmented as the corpus was
     return d
 
 
 def liu_xnli_static_inputs(w):
     """The static vectors, the BPE they are vectors of, the source language's XNLI train and every
     language's dev and test."""
-    d = {
+    return {
         "vectors": f"{R}/liu/static/{w.method}/n{w.size}/vectors.vec",
         "bpe": f"{R}/liu/bpe/n{w.size}/bpe.json",
-        "train": f"{R}/tasks/xnli/{SRC}/train.tsv",
+        **liu_xnli_files(),
     }
-    for l in LIU_LANGS:
-        d[f"dev_{l}"] = f"{R}/tasks/xnli/{l}/dev.tsv"
-        d[f"test_{l}"] = f"{R}/tasks/xnli/{l}/test.tsv"
-    d.update(segmenter_inputs(*LIU_LANGS))
-    return d
 
 
 def liu_xnli_static_params():

@@ -208,7 +208,7 @@ def finetune(job: FinetuneJob, encoder: Encoder, words_to_subwords: Callable[[st
     task: TaskAdapter = TASKS[job.task](job.hp)
     device = torch.device(device)
     log = log or (lambda msg: None)
-    limit = _max_positions(encoder)
+    limit = max_positions(encoder)
     if limit is not None and job.max_seq_len > limit:
         raise ValueError(f"max_seq_len {job.max_seq_len} exceeds the encoder's {limit} positions")
     data = load_task_data(job, task, encoder.dictionary, words_to_subwords, files, stanford_home)
@@ -250,7 +250,7 @@ def finetune(job: FinetuneJob, encoder: Encoder, words_to_subwords: Callable[[st
     }
 
 
-def _max_positions(encoder) -> int | None:
+def max_positions(encoder) -> int | None:
     """Positions the encoder can embed, when it says (LoadedEncoder wraps a fairseq encoder)."""
     for obj in (encoder, getattr(encoder, "encoder", None)):
         mp = getattr(obj, "max_positions", None)

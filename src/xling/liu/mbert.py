@@ -154,8 +154,6 @@ def run_mbert_xnli(job, files: Mapping[str, Path], train: Path, dev: Mapping[str
     """Table 4 on m-BERT: ``xling.liu.xnli_job.run_xnli`` with m-BERT's files (fine-tuned above its
     first ``freeze`` layers, the paper's 6), its means over the first ``n_sentences`` lines of each
     language's ``texts`` cut by its own tokenizer."""
-    from transformers import AutoConfig
-
     from xling.liu.xnli_job import XnliModel, run_xnli
 
     with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
@@ -164,8 +162,7 @@ def run_mbert_xnli(job, files: Mapping[str, Path], train: Path, dev: Mapping[str
         model = XnliModel(
             load=lambda: BertEncoder(load_mbert(directory)[0], d, languages),
             words_to_subwords=lambda _lang: wordpiece_splitter(d),
-            text_lines=lambda lang: [d.pieces(line) for line in first_lines(Path(texts[lang]), n_sentences)],
-            max_positions=int(AutoConfig.from_pretrained(str(directory)).max_position_embeddings))
+            text_lines=lambda lang: [d.pieces(line) for line in first_lines(Path(texts[lang]), n_sentences)])
         return run_xnli(job, model, train, dev, test, freeze, alphas, out_json, {**meta, "sentences": n_sentences},
                         batch_size=batch_size, device=device, log=log, stanford_home=stanford_home,
                         all_layers=all_layers)

@@ -24,7 +24,7 @@ import torch
 from xling.analysis.language_shift import blocks, mean_difference, shift_at
 from xling.analysis.run import write_result
 from xling.finetune.tasks import TASKS
-from xling.finetune.train import FinetuneJob, TaskData, evaluate, load_split, set_seed, train_epochs
+from xling.finetune.train import FinetuneJob, TaskData, evaluate, load_split, max_positions, set_seed, train_epochs
 from xling.liu.translation_job import piece_means
 
 Log = Callable[[str], None]
@@ -59,12 +59,11 @@ class XnliModel:
     """What the XNLI job needs of a pretrained model, whatever its kind (ours, m-BERT):
     ``load()`` a fresh copy (an ``xling.finetune.encoder.Encoder`` that ``language_shift`` reads),
     ``words_to_subwords(lang)`` its word splitter, ``text_lines(lang)`` the lines of pieces whose
-    states make the language's mean, ``max_positions`` its longest input."""
+    states make the language's mean."""
 
     load: Callable[[], object]
     words_to_subwords: Callable[[str], Callable]
     text_lines: Callable[[str], list[list[str]]]
-    max_positions: int
 
 
 def fairseq_model(checkpoint: Path, dictionary: Path, bpe: Path, texts: Mapping[str, Path], n_sentences: int
@@ -75,11 +74,9 @@ def fairseq_model(checkpoint: Path, dictionary: Path, bpe: Path, texts: Mapping[
     from xling.bpe import SubwordTokenizer
     from xling.pretrain.loader import load_encoder
 
-    probe = load_encoder(checkpoint, dictionary)
     return XnliModel(load=lambda: load_encoder(checkpoint, dictionary),
                      words_to_subwords=lambda lang: SubwordTokenizer(Path(bpe), lang).words_to_subwords,
-                     text_lines=lambda lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)],
-                     max_positions=int(probe.encoder.max_positions()))
+                     text_lines=lambda lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)])
 
 
 def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path, train: Path,
@@ -107,7 +104,7 @@ def run_xnli(job: FinetuneJob, model: XnliModel, train: Path, dev: Mapping[str, 
     encoder = model.load().to(device)
     d = encoder.dictionary
     targets = [lang for lang in dev if lang != src]
-    max_len = min(job.max_seq_len, model.max_positions)
+    max_len = min(job.max_seq_len, max_positions(encoder) or job.max_seq_len)
     # means before fine-tuning: up to layer ``freeze`` the fine-tuned model computes the same states
     means = {lang: piece_means(encoder, d, model.text_lines(lang), lang, max_len, batch_size, device, log)
              for lang in [src, *targets]}
