@@ -402,6 +402,20 @@ def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
     assert "results/paper/liu/pretrain/n1000000/w20/done.json" in proc.stdout
 
 
+def test_demo_liu_plans_every_experiment_and_no_mbert(tmp_path):
+    """`make demo-liu`: the testbed's 2 sizes x 2 windows, word2vec and GloVe, retrieval, token
+    translation and XNLI of each; nothing that needs m-BERT (a hub download the testbed's mirror
+    does not hold)."""
+    proc = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", str(REPO / "config" / "demo.yaml"),
+                     "--", "liu2020")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = job_counts(proc.stdout)
+    assert counts["liu_pretrain"] == 2 * 2 and counts["liu_static"] == 2 * 2
+    assert counts["liu_translation"] == 2 * 2 and counts["liu_xnli"] == 2 * 2
+    assert counts["liu_xnli_static"] == 2 * 2 and counts["liu_xnli_report"] == 1
+    assert not [rule for rule in counts if "mbert" in rule]
+
+
 def test_liu2020_is_off_without_languages(tmp_path, licensed_config):
     off = tmp_path / "off.yaml"
     off.write_text(yaml.safe_dump({"liu2020": {"languages": []}}))
