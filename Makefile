@@ -12,7 +12,7 @@ venv:
 demo: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) all
 
-# The testbed in the regime where Table 1's findings appear, with 3 pretraining seeds (~4 h on 2 cores)
+# The testbed in the regime where Table 1's findings appear, with 3 pretraining seeds (2 h 45 min on 2 cores)
 demo-full: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml --cores $(CORES) all
 
