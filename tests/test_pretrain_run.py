@@ -88,3 +88,31 @@ def test_truncated_last_checkpoint_is_restored_from_the_newest_intact_one(tmp_pa
     (tmp_path / "checkpoint_last.pt").write_bytes(b"PK\x03\x04")
     assert "restarts" in repair_last_checkpoint(tmp_path)
     assert not (tmp_path / "checkpoint_last.pt").exists()
+
+
+def test_updates_are_read_without_torch_from_a_checkpoint_like_fairseqs(tmp_path):
+    """fairseq's checkpoint holds its config objects, tensors and the optimizer's state beside
+    optimizer_history; the count comes out equal to torch.load's, in a process that never imports
+    torch (the launching job only reads it)."""
+    import argparse
+    import collections
+    import subprocess
+    import sys
+
+    from omegaconf import OmegaConf
+
+    state = {
+        "args": argparse.Namespace(lr=[0.001], arch="xling_mlm"),
+        "cfg": OmegaConf.create({"optimization": {"max_update": 37, "lr": [0.001]}}),
+        "model": collections.OrderedDict(w=torch.randn(4, 3), b=torch.zeros(3, dtype=torch.half)),
+        "optimizer_history": [{"num_updates": 12}, {"criterion_name": "MaskedLmLoss", "num_updates": 37}],
+        "last_optimizer_state": {"state": {0: {"exp_avg": torch.ones(4, 3), "step": torch.tensor(37.0)}}},
+        "extra_state": {"train_iterator": {"epoch": 2}, "best": 5.25},
+    }
+    path = tmp_path / "checkpoint_last.pt"
+    torch.save(state, path)
+    assert checkpoint_updates(path) == 37
+    probe = ("import sys; from pathlib import Path; from xling.pretrain.run import checkpoint_updates; "
+             f"n = checkpoint_updates(Path({str(path)!r})); print(n, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["37", "False"]

@@ -8,10 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from xling.errors import ConfigError
-from xling.pretrain.encoder import MODEL_NAME
-from xling.pretrain.fairseq_plugin import USER_DIR
-from xling.pretrain.fairseq_plugin.mlm_task import TASK_NAME
-from xling.pretrain.fairseq_plugin.optim import OPTIMIZER_NAME
+from xling.pretrain.names import MODEL_NAME, OPTIMIZER_NAME, TASK_NAME, USER_DIR
 from xling.pretrain.schedule import batch_layout, save_interval_updates, schedule
 
 # fairseq's c10d backend wraps the model in torch's DistributedDataParallel with

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-MODEL_NAME = "xling_mlm"  # its fairseq model name (checkpoints record it)
+from xling.pretrain.names import MODEL_NAME  # noqa: F401 - the loader checks checkpoints against it
 
 
 def init_bert_params(module: nn.Module) -> None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from datetime import datetime
 from pathlib import Path
-
-import torch
 
 from xling.io import atomic_path, atomic_write
 
@@ -31,11 +31,42 @@ def fairseq_env(threads: int | None = None) -> dict[str, str]:
     return env
 
 
+class _Opaque:
+    """Whatever a checkpoint's pickle names outside the standard library (tensors, storages,
+    fairseq's and omegaconf's objects): built from any arguments, kept empty."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __setstate__(self, state):
+        pass
+
+
+class _UpdatesUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if module in ("builtins", "collections", "copyreg", "_codecs"):
+            return super().find_class(module, name)
+        return _Opaque
+
+    def persistent_load(self, pid):  # a tensor's storage: not read
+        return None
+
+
 def checkpoint_updates(checkpoint: Path) -> int | None:
-    """Number of updates stored in a fairseq checkpoint (None if there is none)."""
+    """Number of updates stored in a fairseq checkpoint (None if there is none). Read from the
+    pickle inside torch's zip format without importing torch or loading a tensor: the job that
+    launches fairseq-train otherwise imports torch only for this (3 s of CPU per job)."""
     if not checkpoint.exists():
         return None
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    if not zipfile.is_zipfile(checkpoint):  # torch's legacy format
+        import torch
+
+        state = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    else:
+        with zipfile.ZipFile(checkpoint) as zf:
+            name = next(n for n in zf.namelist() if n.endswith("/data.pkl"))
+            with zf.open(name) as fh:
+                state = _UpdatesUnpickler(fh).load()
     return int(state["optimizer_history"][-1]["num_updates"])
 
 
@@ -262,7 +293,11 @@ def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path,
     from xling.pretrain.command import cpu_process_commands, fairseq_train_command
     from xling.pretrain.schedule import batch_layout, schedule
 
-    n_gpus = min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
+    n_gpus = 0
+    if int(gpus) > 0:
+        import torch
+
+        n_gpus = min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
     processes = n_gpus or int(pretrain["cpu_processes"])
     # fairseq runs one process per GPU (or CPU rank): share the job's cores among them
     per_process = max(1, int(threads) // processes)

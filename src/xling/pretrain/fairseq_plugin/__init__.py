@@ -6,5 +6,4 @@ imports below make the registering modules load once, under ``xling.pretrain...`
 the plugin is reached through ``--user-dir`` or a normal ``import``."""
 
 from xling.pretrain.fairseq_plugin import mlm_model, mlm_task, optim  # noqa: F401
-
-USER_DIR = __path__[0]
+from xling.pretrain.names import USER_DIR  # noqa: F401 - where fairseq is told to find this

@@ -40,12 +40,11 @@ from xling.pretrain.fairseq_plugin.data import (
     SlicedDataset,
     TokenRemapDataset,
 )
+from xling.pretrain.names import TASK_NAME
 from xling.pretrain.sampling import language_sampling_probs, resampling_ratios
 from xling.pretrain.vocab import out_of_language_remap, read_language_vocab, replacement_weights
 
 logger = logging.getLogger(__name__)
-
-TASK_NAME = "xling_multilingual_mlm"
 
 
 @register_task(TASK_NAME)

@@ -9,7 +9,7 @@ import torch
 from fairseq.optim import FairseqOptimizer, register_optimizer
 from fairseq.optim.adam import FairseqAdam, FairseqAdamConfig
 
-OPTIMIZER_NAME = "xling_adam"
+from xling.pretrain.names import OPTIMIZER_NAME
 
 
 @register_optimizer(OPTIMIZER_NAME, dataclass=FairseqAdamConfig)
