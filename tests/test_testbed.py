@@ -477,7 +477,7 @@ def test_snakemake_script_runs_the_generator(tmp_path):
 
     script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "make_testbed.py"
     out, log = tmp_path / "mirror", tmp_path / "logs" / "testbed.log"
-    sm = SimpleNamespace(output=[str(out)], log=[str(log)],
+    sm = SimpleNamespace(output=[str(out)], log=[str(log)], threads=2,
                          params=SimpleNamespace(testbed={"scale": "tiny", "seed": 5, "tatoeba": 9}, seed=5))
     runpy.run_path(str(script), init_globals={"snakemake": sm})
     manifest = json.loads((out / "manifest.json").read_text())
@@ -517,3 +517,12 @@ def test_small_scale_is_fast_and_sized(tmp_path):
     assert len(way.splitlines()) == 1 + p["xnli_15way"]
     text = lzma.decompress((tmp_path / "small" / manifest["cc_zh"]).read_bytes()).decode("utf-8")
     assert len([l for l in text.splitlines() if l.strip()]) >= p["cc_sentences"]
+
+
+def test_pool_of_workers_writes_the_same_bytes(tb, tmp_path):
+    """The pieces run in a process pool (the rule's threads) and still give one process's files."""
+    out, _ = tb
+    pooled = tmp_path / "pooled"
+    generate(pooled, {"scale": "tiny"}, SEED, workers=2)
+    a, b = _digest(out), _digest(pooled)
+    assert a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []

@@ -11,9 +11,10 @@ if USE_TESTBED:
             f"{LOGS}/testbed.log",
         conda:
             "../../envs/corpus.yaml"
-        threads: 1
+        # its pieces are independent; nothing else can run before it
+        threads: 2
         resources:
-            **res_single("download"),
+            **rule_resources(config, "download", cpus=2),
         params:
             testbed=config["testbed"],
         script:

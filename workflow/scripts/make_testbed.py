@@ -15,7 +15,7 @@ from xling.testbed import generate
 def main(sm) -> dict:
     params = dict(sm.params.testbed)
     seed = int(params.pop("seed"))
-    manifest = generate(Path(sm.output[0]), params, seed)
+    manifest = generate(Path(sm.output[0]), params, seed, workers=int(sm.threads))
     return {"resources": len(manifest), "seed": seed}
 
 

@@ -1,4 +1,4 @@
-"""``python -m xling.testbed --out DIR [--seed N] [--scale small|tiny]``"""
+"""``python -m xling.testbed --out DIR [--seed N] [--scale small|tiny] [--workers N]``"""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="output directory (replaced)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--scale", choices=sorted(SCALES), default="small")
+    ap.add_argument("--workers", type=int, default=1, help="processes (the same bytes with any number)")
     args = ap.parse_args(argv)
     t0 = time.time()
-    manifest = generate(args.out, {"scale": args.scale}, args.seed)
+    manifest = generate(args.out, {"scale": args.scale}, args.seed, workers=args.workers)
     print(f"wrote {len(manifest)} resources to {args.out} in {time.time() - t0:.1f}s", file=sys.stderr)
     return 0
 

@@ -459,8 +459,9 @@ to paths. `lexicon.<lang>.tsv` has a header line `en target pos`.
 
 
 # --- entry point ----------------------------------------------------------------------------
-def generate(out_dir: Path, params: dict | None, seed: int) -> dict:
-    """Write the testbed under ``out_dir`` (replaced atomically); return {resource_id: relative path}."""
+def generate(out_dir: Path, params: dict | None, seed: int, workers: int = 1) -> dict:
+    """Write the testbed under ``out_dir`` (replaced atomically); return {resource_id: relative path}.
+    ``workers``: processes that generate its independent pieces (the same bytes with any number)."""
     out_dir = Path(out_dir)
     p = resolve_params(params)
     if out_dir.exists():
@@ -470,7 +471,7 @@ def generate(out_dir: Path, params: dict | None, seed: int) -> dict:
     with atomic_path(out_dir) as tmp:
         shutil.rmtree(tmp, ignore_errors=True)     # leftovers of a killed run
         tmp.mkdir(parents=True)
-        _write_all(Writer(tmp), p, seed)
+        _write_all(Writer(tmp), p, seed, workers)
     manifest = json.loads((out_dir / "manifest.json").read_text())
     return manifest["files"]
 
@@ -496,49 +497,107 @@ def fasttext_vec(sentences: list[list[str]], dim: int, epoch: int) -> bytes:
         return out.read_bytes()
 
 
-def _write_all(w: Writer, p: dict, seed: int) -> None:
-    lex = build_lexicon(seed)
-    for lang in LANGS:
-        sentences: list[list[str]] = []
-        w.mirror(f"wiki_{lang}", f"{lang}wiki-{WIKI_DATE}-pages-articles.xml.bz2",
-                 wiki_dump(lang, lex, seed, p["wiki_sentences"], sentences))
-        w.mirror(f"fasttext_{lang}", f"wiki.{lang}.vec",
-                 fasttext_vec(sentences, p["fasttext_dim"], p["fasttext_epoch"]))
-    for lang, base in CC_FILES.items():
-        w.mirror(f"cc_{lang}", base, cc_file(lang, lex, seed, p["cc_sentences"]))
-    mnli, xnli = nli_files(lex, seed, p)
-    w.mirror("multinli", "multinli_1.0.zip", mnli)
-    w.mirror("xnli", "XNLI-1.0.zip", xnli)
-    w.mirror("wikiann", "panx_dataset.tar", wikiann_tar(lex, seed, p))
-    for name, data in conll2003_files(lex, seed, p).items():
-        w.put("conll2003_en", f"licensed/conll2003/{name}", data)
-    w.manifest["conll2003_en"] = "licensed/conll2003"
-    for name, data in levow_files(lex, seed, p).items():
-        w.put("levow_zh", f"licensed/levow/{name}", data)
-    w.manifest["levow_zh"] = "licensed/levow"
-    w.mirror("ud", "ud-treebanks-v2.3.tgz", ud_tgz(lex, seed, p))
+# Each piece draws from its own string-seeded generators, so the pieces are independent: a pool
+# of processes computes them in any order and the files are the same bytes as one process's.
+# A piece returns (resource id or None, path under the mirror root, bytes) triples.
+def _mirrored(rid: str, basename: str, data: bytes) -> tuple[str, str, bytes]:
+    return rid, f"{HOST}/{rid}/{basename}", data
+
+
+def _wiki_piece(lex: Lexicon, p: dict, seed: int, lang: str) -> list:
+    sentences: list[list[str]] = []
+    dump = wiki_dump(lang, lex, seed, p["wiki_sentences"], sentences)
+    return [_mirrored(f"wiki_{lang}", f"{lang}wiki-{WIKI_DATE}-pages-articles.xml.bz2", dump),
+            _mirrored(f"fasttext_{lang}", f"wiki.{lang}.vec",
+                      fasttext_vec(sentences, p["fasttext_dim"], p["fasttext_epoch"]))]
+
+
+def _cc_piece(lex: Lexicon, p: dict, seed: int, lang: str) -> list:
+    return [_mirrored(f"cc_{lang}", CC_FILES[lang], cc_file(lang, lex, seed, p["cc_sentences"]))]
+
+
+def _task_piece(lex: Lexicon, p: dict, seed: int, name: str) -> list:
+    if name == "nli":
+        mnli, xnli = nli_files(lex, seed, p)
+        return [_mirrored("multinli", "multinli_1.0.zip", mnli), _mirrored("xnli", "XNLI-1.0.zip", xnli)]
+    if name == "wikiann":
+        return [_mirrored("wikiann", "panx_dataset.tar", wikiann_tar(lex, seed, p))]
+    if name == "licensed":
+        return ([("conll2003_en", f"licensed/conll2003/{n}", d) for n, d in conll2003_files(lex, seed, p).items()]
+                + [("levow_zh", f"licensed/levow/{n}", d) for n, d in levow_files(lex, seed, p).items()])
+    if name == "ud":
+        return [_mirrored("ud", "ud-treebanks-v2.3.tgz", ud_tgz(lex, seed, p))]
+    raise ValueError(name)
+
+
+def _dictionary_piece(lex: Lexicon, p: dict, seed: int) -> list:
+    out = []
     for lang, (train, test) in muse_files(lex, seed, p["muse_test_fraction"]).items():
-        w.mirror(f"muse_en_{lang}_train", f"en-{lang}.0-5000.txt", train)
-        w.mirror(f"muse_en_{lang}_test", f"en-{lang}.5000-6500.txt", test)
-    w.mirror("panlex", "panlex-20190601-csv.zip", panlex_zip(lex, seed))
-    for lang, code in TATOEBA.items():
-        sents = parallel(lex, seed, f"tatoeba-{lang}", p["tatoeba"], ("en", lang), SHORT)
-        w.mirror(f"tatoeba_{code}", f"tatoeba.{code}-eng.{code}",
-                 "".join(s.text() + "\n" for s in sents[lang]).encode("utf-8"))
-        w.mirror(f"tatoeba_{code}_eng", f"tatoeba.{code}-eng.eng",
-                 "".join(s.text() + "\n" for s in sents["en"]).encode("utf-8"))
+        out += [_mirrored(f"muse_en_{lang}_train", f"en-{lang}.0-5000.txt", train),
+                _mirrored(f"muse_en_{lang}_test", f"en-{lang}.5000-6500.txt", test)]
+    out.append(_mirrored("panlex", "panlex-20190601-csv.zip", panlex_zip(lex, seed)))
+    return out + [(None, f"gold/{name}", data) for name, data in gold_files(lex, seed).items()]
+
+
+def _tatoeba_piece(lex: Lexicon, p: dict, seed: int, lang: str) -> list:
+    code = TATOEBA[lang]
+    sents = parallel(lex, seed, f"tatoeba-{lang}", p["tatoeba"], ("en", lang), SHORT)
+    return [_mirrored(f"tatoeba_{code}", f"tatoeba.{code}-eng.{code}",
+                      "".join(s.text() + "\n" for s in sents[lang]).encode("utf-8")),
+            _mirrored(f"tatoeba_{code}_eng", f"tatoeba.{code}-eng.eng",
+                      "".join(s.text() + "\n" for s in sents["en"]).encode("utf-8"))]
+
+
+def _15way_piece(lex: Lexicon, p: dict, seed: int) -> list:
     way = parallel(lex, seed, "15way", p["xnli_15way"], LANGS, paraphrase=True)
     cols = sorted(LANGS)
     rows = ["\t".join(cols) + "\n"] + ["\t".join(way[c][i].text() for c in cols) + "\n"
                                        for i in range(p["xnli_15way"])]
-    w.mirror("xnli_15way", "XNLI-15way.zip",
-             A.zip_bytes({"XNLI-15way/xnli.15way.orig.tsv": "".join(rows).encode("utf-8")}))
-    w.mirror("en_paraphrase", "xnli.15way.en_prime.txt",
-             "".join(s.text() + "\n" for s in way["en_prime"]).encode("utf-8"))
+    return [_mirrored("xnli_15way", "XNLI-15way.zip",
+                      A.zip_bytes({"XNLI-15way/xnli.15way.orig.tsv": "".join(rows).encode("utf-8")})),
+            _mirrored("en_paraphrase", "xnli.15way.en_prime.txt",
+                      "".join(s.text() + "\n" for s in way["en_prime"]).encode("utf-8"))]
+
+
+def _pieces() -> list[tuple]:
+    """(function, extra arguments), the slowest first so that a pool ends together."""
+    return ([(_wiki_piece, (lang,)) for lang in LANGS] + [(_15way_piece, ())]
+            + [(_cc_piece, (lang,)) for lang in CC_FILES]
+            + [(_task_piece, (name,)) for name in ("nli", "ud", "wikiann", "licensed")]
+            + [(_tatoeba_piece, (lang,)) for lang in TATOEBA] + [(_dictionary_piece, ())])
+
+
+_POOL_LEXICON: Lexicon | None = None  # a pool worker's copy, inherited from the parent by fork
+
+
+def _run_piece(fn, p: dict, seed: int, args: tuple) -> list:
+    return fn(_POOL_LEXICON, p, seed, *args)
+
+
+def _write_all(w: Writer, p: dict, seed: int, workers: int = 1) -> None:
+    global _POOL_LEXICON
+    lex = build_lexicon(seed)
+    pieces = _pieces()
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        _POOL_LEXICON = lex
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                results = list(pool.map(_run_piece, *zip(*[(fn, p, seed, args) for fn, args in pieces])))
+        finally:
+            _POOL_LEXICON = None
+    else:
+        results = [fn(lex, p, seed, *args) for fn, args in pieces]
+    for files in results:
+        for rid, rel, data in files:
+            w.put(rid, rel, data)
+    # the licensed corpora are directories the config points at, not single downloads
+    w.manifest["conll2003_en"] = "licensed/conll2003"
+    w.manifest["levow_zh"] = "licensed/levow"
     # not synthetic: the aligner's real source release, so the demo builds fast_align offline
     w.mirror("fast_align_src", FAST_ALIGN_SOURCE.name, FAST_ALIGN_SOURCE.read_bytes())
-    for name, data in gold_files(lex, seed).items():
-        w.put(None, f"gold/{name}", data)
     w.manifest["gold"] = "gold"
     meta = {"seed": seed, "params": p, "host": HOST, "files": dict(sorted(w.manifest.items()))}
     w.put(None, "manifest.json", (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
