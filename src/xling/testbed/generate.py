@@ -73,8 +73,7 @@ class Writer:
             self.manifest[rid] = rel
 
     def mirror(self, rid: str, basename: str, data: bytes) -> None:
-        # the download stage maps https://<host>/<path> to <mirror>/<host>/<path>
-        self.put(rid, f"{HOST}/{rid}/{basename}", data)
+        self.put(*_mirrored(rid, basename, data))
 
 
 def _realise(structs, lang: str, lex: Lexicon, rng: random.Random, paraphrase: bool = False) -> list[Sentence]:
@@ -501,6 +500,7 @@ def fasttext_vec(sentences: list[list[str]], dim: int, epoch: int) -> bytes:
 # of processes computes them in any order and the files are the same bytes as one process's.
 # A piece returns (resource id or None, path under the mirror root, bytes) triples.
 def _mirrored(rid: str, basename: str, data: bytes) -> tuple[str, str, bytes]:
+    # the download stage maps https://<host>/<path> to <mirror>/<host>/<path>
     return rid, f"{HOST}/{rid}/{basename}", data
 
 
@@ -516,18 +516,22 @@ def _cc_piece(lex: Lexicon, p: dict, seed: int, lang: str) -> list:
     return [_mirrored(f"cc_{lang}", CC_FILES[lang], cc_file(lang, lex, seed, p["cc_sentences"]))]
 
 
-def _task_piece(lex: Lexicon, p: dict, seed: int, name: str) -> list:
-    if name == "nli":
-        mnli, xnli = nli_files(lex, seed, p)
-        return [_mirrored("multinli", "multinli_1.0.zip", mnli), _mirrored("xnli", "XNLI-1.0.zip", xnli)]
-    if name == "wikiann":
-        return [_mirrored("wikiann", "panx_dataset.tar", wikiann_tar(lex, seed, p))]
-    if name == "licensed":
-        return ([("conll2003_en", f"licensed/conll2003/{n}", d) for n, d in conll2003_files(lex, seed, p).items()]
-                + [("levow_zh", f"licensed/levow/{n}", d) for n, d in levow_files(lex, seed, p).items()])
-    if name == "ud":
-        return [_mirrored("ud", "ud-treebanks-v2.3.tgz", ud_tgz(lex, seed, p))]
-    raise ValueError(name)
+def _nli_piece(lex: Lexicon, p: dict, seed: int) -> list:
+    mnli, xnli = nli_files(lex, seed, p)
+    return [_mirrored("multinli", "multinli_1.0.zip", mnli), _mirrored("xnli", "XNLI-1.0.zip", xnli)]
+
+
+def _ud_piece(lex: Lexicon, p: dict, seed: int) -> list:
+    return [_mirrored("ud", "ud-treebanks-v2.3.tgz", ud_tgz(lex, seed, p))]
+
+
+def _wikiann_piece(lex: Lexicon, p: dict, seed: int) -> list:
+    return [_mirrored("wikiann", "panx_dataset.tar", wikiann_tar(lex, seed, p))]
+
+
+def _licensed_piece(lex: Lexicon, p: dict, seed: int) -> list:
+    return ([("conll2003_en", f"licensed/conll2003/{n}", d) for n, d in conll2003_files(lex, seed, p).items()]
+            + [("levow_zh", f"licensed/levow/{n}", d) for n, d in levow_files(lex, seed, p).items()])
 
 
 def _dictionary_piece(lex: Lexicon, p: dict, seed: int) -> list:
@@ -563,7 +567,7 @@ def _pieces() -> list[tuple]:
     """(function, extra arguments), the slowest first so that a pool ends together."""
     return ([(_wiki_piece, (lang,)) for lang in LANGS] + [(_15way_piece, ())]
             + [(_cc_piece, (lang,)) for lang in CC_FILES]
-            + [(_task_piece, (name,)) for name in ("nli", "ud", "wikiann", "licensed")]
+            + [(piece, ()) for piece in (_nli_piece, _ud_piece, _wikiann_piece, _licensed_piece)]
             + [(_tatoeba_piece, (lang,)) for lang in TATOEBA] + [(_dictionary_piece, ())])
 
 
