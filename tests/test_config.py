@@ -6,6 +6,8 @@ import pytest
 
 from xling import config as xcfg
 from xling.errors import ConfigError
+from xling.liu import study
+from xling.pretrain.job import ALL_SHARED, PretrainJob
 
 PAPER = xcfg.load_yaml(xcfg.REPO / "config" / "config.yaml")
 DEMO = xcfg.load_yaml(xcfg.REPO / "config" / "demo.yaml")
@@ -180,29 +182,44 @@ def test_liu2020_checks():
 def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
     xcfg.validate(cfg)
-    assert xcfg.liu_xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
-    assert xcfg.liu_xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
+    assert study.xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
+    assert study.xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
 
 
-def test_pretrain_options_added_later_are_left_out_of_job_params_at_their_old_value():
+def test_pretrain_options_added_later_are_left_out_of_the_tracked_params_at_their_default():
     """A model trained before `tensorboard` or `sentence_window` existed must not look changed to
-    Snakemake: the job's params omit them at the value they had then, and keep them otherwise."""
-    from xling.config import liu_pretrain, pretrain_job_params
-
+    Snakemake: the job's tracked params omit them at their default and keep them otherwise; keys of
+    the sections that pretraining does not use are not part of the job."""
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
-    xcfg.validate(cfg)
-    p = pretrain_job_params({**cfg["pretrain"], "tensorboard": False})
+
+    def tracked(pretrain, model=cfg["model"]):
+        return PretrainJob.build(["d"], ALL_SHARED, model, pretrain, ["en"], 1).tracked()["pretrain"]
+
+    p = tracked({**cfg["pretrain"], "tensorboard": False})
     assert "tensorboard" not in p and "sentence_window" not in p and p["lr"] == cfg["pretrain"]["lr"]
-    on = pretrain_job_params({**cfg["pretrain"], "tensorboard": True, "sentence_window": 20})
+    assert list(p) == [k for k in cfg["pretrain"] if k not in ("tensorboard", "sentence_window")]  # config order
+    on = tracked({**cfg["pretrain"], "tensorboard": True, "sentence_window": 20})
     assert on["tensorboard"] is True and on["sentence_window"] == 20
-    assert liu_pretrain(cfg, "w20")["sentence_window"] == 20 and "sentence_window" not in liu_pretrain(cfg, "full")
+    assert tracked({**cfg["pretrain"], "not_a_pretraining_key": 1}) == tracked(cfg["pretrain"])
+    job = PretrainJob.build(["d"], ALL_SHARED, {**cfg["model"], "unused": 3}, cfg["pretrain"], ["en"], 1)
+    assert job.tracked()["model"] == cfg["model"] and job.model.dim == cfg["model"]["dim"]
+    assert job.recipe.adam_betas == tuple(cfg["pretrain"]["adam_betas"])
+    assert tracked(study.pretrain_section(cfg, "w20"))["sentence_window"] == 20
+    assert "sentence_window" not in tracked(study.pretrain_section(cfg, "full"))
+
+
+def test_a_pretraining_job_names_what_its_sections_lack():
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    model = {k: v for k, v in cfg["model"].items() if k != "heads"}
+    with pytest.raises(ConfigError, match="model: missing heads"):
+        PretrainJob.build(["d"], ALL_SHARED, model, cfg["pretrain"], ["en"], 1)
 
 
 def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml", xcfg.REPO / "config" / "demo.yaml")
     xcfg.validate(cfg)
-    full, w20 = xcfg.liu_pretrain(cfg, "full"), xcfg.liu_pretrain(cfg, "w20")
-    assert full["sample_break_mode"] == "eos" and full["lr"] == 2.0e-3 and "sentence_window" not in full
+    full, w20 = study.pretrain_section(cfg, "full"), study.pretrain_section(cfg, "w20")
+    assert full["sample_break_mode"] == "eos" and full["lr"] == 2.0e-3 and full["sentence_window"] is None
     assert w20["sentence_window"] == 20 and w20["batch_size_per_gpu"] == 64
     assert cfg["pretrain"]["sample_break_mode"] == "none" and cfg["pretrain"]["lr"] == 1.0e-3  # Table 1's models
 

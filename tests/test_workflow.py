@@ -340,27 +340,25 @@ def test_snakemake_report_shows_the_marked_results_in_a_browser(slice_run, tmp_p
     assert check_report(html, {"1. Table 1: zero-shot transfer": ["table1.csv"]}, browser) != {}
 
 
-def test_rule_files_can_be_included_in_any_order(tmp_path):
-    """Rule files hold rules only and name what they share through common.smk: included in reverse
-    order after it, they plan the same jobs as the Snakefile's order."""
-    main = (REPO / "Snakefile").read_text()
-    includes = [line for line in main.splitlines() if line.startswith("include:")]
-    assert includes[0].endswith('common.smk"') and len(includes) > 5
-    reordered = main.replace("\n".join(includes), "\n".join([includes[0], *reversed(includes[1:])]))
-    assert reordered != main
-    (REPO / ".reordered.smk").write_text(reordered)  # beside the Snakefile: paths are relative to it
-    try:
-        counts = []
-        for snakefile in ("Snakefile", ".reordered.smk"):
-            cmd = [*SNAKEMAKE, "--snakefile", str(REPO / snakefile), "--directory", str(tmp_path), "-n", "--cores", "1",
-                   "--configfile", str(REPO / "config" / "demo.yaml"), "--", "all"]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-            assert proc.returncode == 0, proc.stderr[-3000:]
-            counts.append(job_counts(proc.stdout))
-    finally:
-        (REPO / ".reordered.smk").unlink()
-    # Table 1 on en-fr (10), Figure 7's Default en-de, en-ru and en-zh, and en-en′
-    assert counts[0] == counts[1] and counts[0]["pretrain"] == 14 and counts[0]["transfer"] == 2 * 1 * 3
+def test_each_stage_declares_its_rules_once_and_liu2020_reuses_them():
+    """One stage, one rule file: every workflow script is run by rules of one rule file only, so
+    no second file re-declares a stage (Liu et al. reuses BPE, binarisation and pretraining with
+    `use rule`); common.smk holds no rule and stays short."""
+    rules_dir = REPO / "workflow" / "rules"
+    declared: dict[str, set[str]] = {}
+    for smk in rules_dir.glob("*.smk"):
+        for block in re.split(r"\n(?=\s*(?:rule|use rule)\b)", smk.read_text()):
+            m = re.search(r'script:\s*"\.\./scripts/([\w.]+)"', block)
+            if m:
+                declared.setdefault(m.group(1), set()).add(smk.name)
+    assert declared["bpe_build.py"] == {"bpe.smk"} and declared["pretrain.py"] == {"pretrain.smk"}
+    assert declared["binarize.py"] == {"binarize.smk"}
+    assert {s: f for s, f in declared.items() if len(f) > 1} == {}
+    liu = (rules_dir / "liu2020.smk").read_text()
+    for stage_rule in ("bpe_mono", "binarize_mono", "pretrain_mono"):
+        assert f"use rule {stage_rule} as liu_" in liu
+    common = (rules_dir / "common.smk").read_text()
+    assert not re.search(r"^\s*rule\b", common, re.M) and len(common.splitlines()) <= 250
 
 
 def test_demo_full_plans_every_table1_row_three_times_on_en_fr(tmp_path):
@@ -422,3 +420,17 @@ def test_liu2020_is_off_without_languages(tmp_path, licensed_config):
     proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), str(off), "--", "liu2020")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "liu_" not in proc.stdout
+
+
+def test_the_workflow_lint_sets_aside_only_the_layout_lint(tmp_path):
+    """`make lint` runs Snakemake's linter and fails on every lint but the one this layout
+    disagrees with (a stage's functions beside its rules): shown on a workflow that has both."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from lint_workflow import SET_ASIDE, lints
+
+    (tmp_path / "rules.smk").write_text('def out(w):\n    return "b"\n\n\nrule a:\n    output:\n        "/abs/a"\n'
+                                        '    shell:\n        "touch {output}"\n')
+    (tmp_path / "Snakefile").write_text('include: "rules.smk"\n\n\nrule all:\n    input:\n        "/abs/a"\n')
+    titles = {title for _, title in lints([], tmp_path / "Snakefile")}
+    assert SET_ASIDE <= titles and any(t.startswith("Absolute path") for t in titles)
+    assert {title for _, title in lints([REPO / "config" / "demo.yaml"])} <= SET_ASIDE

@@ -21,6 +21,7 @@ import jsonschema
 import yaml
 
 from xling.errors import ConfigError
+from xling.liu import study
 
 # The checkout the package runs from (tests, benchmarks and the documentation's commands use it).
 REPO = Path(__file__).resolve().parents[2]
@@ -199,7 +200,7 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     for rid in needed:
         if rid not in cfg["downloads"]:
             yield f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
-    yield from _liu_check(cfg)
+    yield from study.problems(cfg)
     t = a["transfer"]
     if figure5_pairs(cfg):
         too_deep = [i for i in t["layers"] if i > cfg["model"]["layers"]]
@@ -208,58 +209,6 @@ def _cross_check(cfg: dict) -> Iterable[str]:
                    f"{cfg['model']['layers']} (layer 0 is the embeddings)")
         if "fast_align_src" not in cfg["downloads"]:
             yield "config key 'downloads': Figure 5's word alignment needs an entry 'fast_align_src'"
-
-
-def _liu_check(cfg: dict) -> Iterable[str]:
-    liu = cfg["liu2020"]
-    if not liu["languages"]:
-        return
-    langs = cfg["languages"]
-    for lang in liu["languages"]:
-        if lang not in langs:
-            yield f"config key 'liu2020.languages': {lang!r} is not in languages ({', '.join(langs)})"
-    if cfg["source_language"] not in liu["languages"] or len(liu["languages"]) < 2:
-        yield (f"config key 'liu2020.languages': the source language {cfg['source_language']!r} and at "
-               f"least one other are needed (words are retrieved between them)")
-    for lang in liu_retrieval_languages(cfg):
-        if lang not in liu["languages"]:
-            yield f"config key 'liu2020.retrieval.languages': {lang!r} is not in liu2020.languages"
-        rid = liu_dictionary_id(cfg, lang)
-        if rid not in cfg["downloads"]:
-            yield f"config key 'downloads': Liu et al.'s word retrieval needs an entry {rid!r}"
-    tr = liu["translation"]
-    for lang in tr["languages"]:
-        if lang not in liu["languages"] or lang == cfg["source_language"]:
-            yield (f"config key 'liu2020.translation.languages': {lang!r} is not one of liu2020.languages "
-                   f"other than the source language")
-    if tr["languages"] and "xnli_15way" not in cfg["downloads"]:
-        yield "config key 'downloads': Liu et al.'s token translation needs an entry 'xnli_15way'"
-    fig = tr["figure_direction"].split("-")
-    if tr["languages"] and (cfg["source_language"] not in fig or not set(fig) & set(tr["languages"])):
-        yield (f"config key 'liu2020.translation.figure_direction': {tr['figure_direction']!r} is not a "
-               f"direction between {cfg['source_language']!r} and liu2020.translation.languages")
-    for rid in (liu.get("mbert") or {}).get("model_files", []):
-        if rid not in cfg["downloads"]:
-            yield f"config key 'liu2020.mbert.model_files': {rid!r} is not a key of downloads"
-    if liu.get("mbert") and not tr["languages"]:
-        yield "config key 'liu2020.mbert': m-BERT's token translation needs liu2020.translation.languages"
-    model = liu_model(cfg)
-    if liu_xnli_freeze(cfg) >= model["layers"]:
-        yield (f"config key 'liu2020.xnli.freeze_layers': {liu_xnli_freeze(cfg)} leaves none of the model's "
-               f"{model['layers']} layers to fine-tune")
-    hp = liu_xnli_hp(cfg)
-    if set(hp) != {"batch_size", "encoder_lr", "classifier_lr"}:
-        yield (f"config key 'liu2020.xnli.hp': {sorted(hp)} should be batch_size, encoder_lr and classifier_lr "
-               f"(XNLI's two learning rates)")
-    if model["dim"] % model["heads"]:
-        yield f"config key 'liu2020.model.heads': {model['heads']} does not divide dim={model['dim']}"
-    too_deep = [l for l in tr["layers"] or [] if l > model["layers"]]
-    if too_deep:
-        yield f"config key 'liu2020.translation.layers': {too_deep} exceed the model's {model['layers']} layers"
-    for w in liu["windows"]:
-        if w != "full" and w > model["tokens_per_sample"]:
-            yield (f"config key 'liu2020.windows': a window of {w} tokens exceeds the model's "
-                   f"tokens_per_sample={model['tokens_per_sample']}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,77 +353,3 @@ def tatoeba_ids(lang: str) -> tuple[str, str]:
 
     code = TATOEBA_CODES.get(lang, lang)
     return f"tatoeba_{code}", f"tatoeba_{code}_eng"
-
-
-def liu_languages(cfg: dict) -> list[str]:
-    """Liu et al.'s languages, the source language first ([] when the study is off)."""
-    langs = list(cfg["liu2020"]["languages"])
-    if not langs:
-        return []
-    src = cfg["source_language"]
-    return [src] + [lang for lang in langs if lang != src]
-
-
-def liu_retrieval_languages(cfg: dict) -> list[str]:
-    """The languages whose words are retrieved from the source language's."""
-    chosen = cfg["liu2020"]["retrieval"]["languages"]
-    return list(chosen) if chosen is not None else liu_languages(cfg)[1:]
-
-
-def liu_dictionary_id(cfg: dict, lang: str) -> str:
-    """The downloads key of the MUSE dictionary between the source language and ``lang``."""
-    return f"muse_{cfg['source_language']}_{lang}_{cfg['liu2020']['retrieval']['dictionary']}"
-
-
-def liu_window_id(window: str | int) -> str:
-    """A window's name in paths: ``full`` or ``w<tokens>``."""
-    return "full" if window == "full" else f"w{int(window)}"
-
-
-def liu_model(cfg: dict) -> dict:
-    """``model`` with the study's own values (liu2020.model) over it."""
-    return {**cfg["model"], **cfg["liu2020"]["model"]}
-
-
-def liu_pretrain(cfg: dict, window_id: str) -> dict:
-    """``pretrain`` (with liu2020.pretrain over it) of one context window, as its job receives it:
-    ``full`` keeps it as it is; ``w<N>`` cuts every sentence into samples of at most N tokens (one
-    sentence per sample, no token dropped)."""
-    p = {**cfg["pretrain"], **cfg["liu2020"]["pretrain"]}
-    if window_id != "full":
-        p.update(sample_break_mode="eos", sentence_window=int(window_id[1:]))
-    return pretrain_job_params(p)
-
-
-def liu_xnli_freeze(cfg: dict) -> int:
-    """Lower layers XNLI fine-tuning keeps fixed (and the layer the shift is added at)."""
-    chosen = cfg["liu2020"]["xnli"]["freeze_layers"]
-    return int(chosen) if chosen is not None else liu_model(cfg)["layers"] // 2
-
-
-def liu_xnli_hp(cfg: dict) -> dict:
-    """The XNLI cell the study's models are fine-tuned with."""
-    chosen = cfg["liu2020"]["xnli"]["hp"]
-    return dict(chosen) if chosen is not None else dict(grid_cells(cfg["finetune"]["xnli"])[0])
-
-
-def liu_translation_layers(cfg: dict) -> list[int]:
-    """The layers token translation shifts (1..L unless chosen)."""
-    chosen = cfg["liu2020"]["translation"]["layers"]
-    return list(chosen) if chosen is not None else list(range(1, liu_model(cfg)["layers"] + 1))
-
-
-def liu_directions(cfg: dict) -> list[tuple[str, str]]:
-    """Token translation's directions: source -> x, then x -> source, for each translation language."""
-    src, langs = cfg["source_language"], cfg["liu2020"]["translation"]["languages"]
-    return [(src, l) for l in langs] + [(l, src) for l in langs]
-
-
-# Keys of ``pretrain`` added after models had been trained with it, and their value then: a job's
-# params leave them out at that value, so that Snakemake does not see those models as changed.
-PRETRAIN_KEYS_ADDED = {"tensorboard": False, "sentence_window": None}
-
-
-def pretrain_job_params(pretrain: dict) -> dict:
-    """The ``pretrain`` section as a pretraining job receives it (its tracked params)."""
-    return {k: v for k, v in pretrain.items() if not (k in PRETRAIN_KEYS_ADDED and v == PRETRAIN_KEYS_ADDED[k])}

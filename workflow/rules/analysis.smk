@@ -1,8 +1,100 @@
 # Section 5 analyses of the monolingual models (paper 5.1.1, 5.1.3 and 5.2): Figure 4 (MUSE word
 # translation with aligned word vectors, beside fastText), Figure 6 (Tatoeba retrieval
 # after Procrustes alignment learnt on XNLI-15way rows) and Figure 7 (linear CKA of parallel
-# sentence representations: monolingual, bilingual and random encoders). One job per pair.
-# Results: R/analysis/{retrieval,cka}/<pair>.json; figures and tables by rule analysis_report.
+# sentence representations: monolingual, bilingual and random encoders). One job per pair; and
+# the shared-space curve of the bilingual models (not in the paper).
+# Results: R/analysis/{words,retrieval,cka,shared_space}/...; figures by report.smk.
+
+AN = config["analysis"]
+AN_TARGETS = xcfg.analysis_targets(config)  # e.g. en_prime, fr, de, ru, zh
+AN_RETRIEVAL = [t for t in AN_TARGETS if not xcfg.is_prime(t)]  # Tatoeba has no en' side
+SRC_AND_RETRIEVAL = [SRC, *AN_RETRIEVAL] if AN_RETRIEVAL else []  # the languages with Figure 4 vectors
+EN_PRIME_SOURCE = xcfg.en_prime_source(config)  # download | backtranslation | None
+EN_PRIME_TEXT = f"{R}/analysis/en_prime/xnli.15way.{xcfg.prime(SRC)}.txt"
+
+
+def bilingual_pair(target):
+    """The pair whose bilingual model Figure 7 compares (pretrained for every Section 5 target,
+    see xcfg.figure7_pairs), or None when the config trains none."""
+    pair = f"{SRC}-{target}"
+    return pair if pair in xcfg.figure7_pairs(config) else None
+
+
+def bilingual_files(target):
+    """Checkpoint, dictionary and BPE of the bilingual model of en-<target> (Figures 5, 7, 8)."""
+    pair = bilingual_pair(target)
+    if pair is None:
+        return {}
+    if xcfg.is_prime(target):  # English data under two language ids, English BPE
+        return {
+            "bi_checkpoint": checkpoint(AN["prime_setting"], pair, PSEED0),
+            "bi_dictionary": f"{bin_dir(AN['prime_setting'], pair)}/dict.txt",
+            "bi_bpe": f"{R}/bpe/mono/{SRC}/bpe.json",
+        }
+    s = AN["bilingual_setting"]
+    return {
+        "bi_checkpoint": checkpoint(s, pair, PSEED0),
+        "bi_dictionary": f"{bin_dir(s, pair)}/dict.txt",
+        "bi_bpe": bpe_manifest(s, pair),
+    }
+
+
+def en_prime_sentences():
+    """Figure 7's en' sentences: a ready download, or the back-translation rule's output."""
+    return downloaded(AN["en_paraphrase"]) if EN_PRIME_SOURCE == "download" else EN_PRIME_TEXT
+
+
+def word_vector_files(lang):
+    """Figure 4's vectors of one monolingual model (rule word_vectors)."""
+    names = {
+        "embedding": "embedding.npy",
+        "embedding_words": "embedding.words.txt",
+        "contextual": "contextual.npy",
+        "contextual_words": "contextual.words.tsv",
+    }
+    return {k: f"{R}/analysis/words/{lang}/{v}" for k, v in names.items()}
+
+
+def word_alignment_inputs(w):
+    """Both languages' word vectors, fastText's and the MUSE dictionaries of one Figure 4 pair."""
+    langs = (SRC, w.target)
+    return {
+        **{f"{lang}_{k}": v for lang in langs for k, v in word_vector_files(lang).items()},
+        **{f"fasttext_{lang}": downloaded(f"fasttext_{lang}") for lang in langs},
+        "muse_train": downloaded(f"muse_{SRC}_{w.target}_train"),
+        "muse_test": downloaded(f"muse_{SRC}_{w.target}_test"),
+    }
+
+
+def retrieval_inputs(w):
+    """Both monolingual models of a Section 5 job, and the segmenter where a language needs it."""
+    return {**mono_model_files(SRC), **mono_model_files(w.target), **segmenter_inputs(xcfg.data_language(w.target))}
+
+
+def cka_inputs(w):
+    """As retrieval_inputs, plus the pair's bilingual model and, for en-en', the en' sentences."""
+    d = {**retrieval_inputs(w), **bilingual_files(w.target)}
+    if xcfg.is_prime(w.target):
+        d["paraphrase"] = en_prime_sentences()
+    return d
+
+
+# Shared-space curve: a bilingual model's two languages retrieve each other (no map) at every
+# checkpoint its pretraining kept (xling.analysis.shared_space)
+SHARED_SPACE = AN["shared_space"]
+SHARED_MODELS = [(s, p, seed) for s, p, seed in BILINGUAL if s in SHARED_SPACE["settings"] and p in PAIRS]
+
+
+def shared_space_inputs(w):
+    """The finished pretraining job (its fairseq/ folder holds the interval checkpoints), its
+    dictionary and BPE, and the segmenter where a language needs it."""
+    return {
+        "done": f"{R}/pretrain/{w.setting}/{w.pair}/seed{w.pseed}/done.json",
+        "dictionary": f"{bin_dir(w.setting, w.pair)}/dict.txt",
+        "bpe": bpe_manifest(w.setting, w.pair),
+        **segmenter_inputs(*pair_langs(w.pair)),
+    }
+
 
 if EN_PRIME_SOURCE == "backtranslation":
 
@@ -140,27 +232,6 @@ rule analysis_cka:
         "../scripts/analysis_cka.py"
 
 
-rule analysis_report:
-    input:
-        words=[f"{R}/analysis/words/{SRC}-{t}.json" for t in AN_RETRIEVAL],
-        transfer=figure5_results(),
-        retrieval=[f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
-        cka=[f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
-    output:
-        **reported({k: f"{R}/report/{v}" for k, v in ANALYSIS_REPORT.items()}),
-    log:
-        f"{LOGS}/report/analysis.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: threads_of("report")
-    resources:
-        **res("report"),
-    params:
-        note=DEMO_NOTE,
-    script:
-        "../scripts/analysis_report.py"
-
-
 rule shared_space:
     """Retrieval between the two languages of one bilingual model at each kept checkpoint."""
     input:
@@ -171,7 +242,7 @@ rule shared_space:
     log:
         f"{LOGS}/analysis/shared_space/{{setting}}/{{pair}}/seed{{pseed}}.log",
     wildcard_constraints:
-        setting="|".join(SHARED["settings"]) or "NONE",
+        setting="|".join(SHARED_SPACE["settings"]) or "NONE",
         pair="|".join(PAIRS),
     conda:
         "../../envs/fairseq.yaml"
@@ -182,28 +253,9 @@ rule shared_space:
         meta=lambda w: {"setting": w.setting, "pair": w.pair, "seed": int(w.pseed)},
         langs=lambda w: pretrain_languages(w.pair),
         tokenize=lambda w: tokenize_params(*pair_langs(w.pair)),
-        rows=SHARED["rows"],
+        rows=SHARED_SPACE["rows"],
         norm_steps=AN["iterative_norm_steps"],
         max_seq_len=AN["max_seq_len"],
         batch_size=AN["batch_size"],
     script:
         "../scripts/shared_space.py"
-
-
-rule shared_space_report:
-    input:
-        [f"{R}/analysis/shared_space/{s}/{p}/seed{seed}.json" for s, p, seed in SHARED_MODELS],
-    output:
-        **reported({k: f"{R}/report/{v}" for k, v in SHARED_REPORT.items()}),
-    log:
-        f"{LOGS}/report/shared_space.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: threads_of("report")
-    resources:
-        **res("report"),
-    params:
-        labels={s: config["settings"][s]["label"] for s in SHARED["settings"]},
-        note=DEMO_NOTE,
-    script:
-        "../scripts/shared_space_report.py"

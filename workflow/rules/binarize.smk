@@ -2,6 +2,23 @@
 # code-switched copies of the training text (v1, ...) in sub-directories with the same dictionary.
 
 
+def binarize_inputs(wc):
+    bpe_dir = f"{R}/bpe/{wc.setting}/{wc.src}-{wc.tgt}"
+    d = bpe_texts(bpe_dir, (wc.src, wc.tgt))
+    for k in switched_copies(wc.setting):  # the dictionary counts every switched copy
+        for l in (wc.src, wc.tgt):
+            d[f"{l}_train_v{k}"] = f"{bpe_dir}/{l}.train.v{k}.bpe"
+    return d
+
+
+def bin_dir(setting_name, pair):
+    """The binarised data of a bilingual model, with its dict.txt: the pair's directory (Table 1
+    rows with equal BPE share it); en-en_prime reads the monolingual English data."""
+    if xcfg.is_prime(pair):
+        return f"{R}/bin/mono/{pair}"
+    return f"{R}/bin/{canonical(setting_name)}/{pair}"
+
+
 rule binarize:
     input:
         unpack(binarize_inputs),
@@ -80,7 +97,7 @@ rule binarize_mono:
         "../scripts/binarize.py"
 
 
-if xcfg.prime(SRC) in AN_TARGETS:
+if xcfg.prime(SRC) in xcfg.analysis_targets(config):
 
     rule binarize_prime_pair:
         """English data under two language ids (en, en_prime): Figure 7's bilingual en-en' model."""

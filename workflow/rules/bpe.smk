@@ -3,6 +3,32 @@
 # the first such setting in config order (`canonical`).
 
 
+def bpe_inputs(wc):
+    st = setting(wc.setting)
+    domains = dict(zip((wc.src, wc.tgt), st["domain"].split("-")))  # wiki-cc: en wiki, other cc
+    d = {}
+    for lang in (wc.src, wc.tgt):
+        for split in BPE_SPLITS:
+            d[f"{lang}_{split}"] = corpus(lang, domains[lang], split)
+        if st["codeswitch"]:  # codes are learnt on the first switched copy
+            d[f"{lang}_train"] = f"{R}/codeswitch/{wc.src}-{wc.tgt}/v0/{lang}.train.txt"
+    return d
+
+
+def mono_corpus(wc):
+    return {f"{wc.lang}_{s}": corpus(wc.lang, "wiki", s) for s in BPE_SPLITS}
+
+
+def bpe_texts(bpe_dir, langs):
+    """The BPE text files of a BPE directory, named ``<lang>_<split>`` as the binarisers read them."""
+    return {f"{l}_{s}": f"{bpe_dir}/{l}.{s}.bpe" for l in langs for s in BPE_SPLITS}
+
+
+def bpe_manifest(setting_name, pair):
+    """The BPE (codes and vocabulary, xling.bpe) a bilingual model's text was segmented with."""
+    return f"{R}/bpe/{canonical(setting_name)}/{pair}/bpe.json"
+
+
 rule bpe:
     input:
         unpack(bpe_inputs),
@@ -13,7 +39,7 @@ rule bpe:
     log:
         f"{LOGS}/bpe/{{setting}}/{{src}}-{{tgt}}.log",
     benchmark:
-        BENCH_FILES["bpe"]
+        f"{BENCH}/bpe/{{setting}}/{{src}}-{{tgt}}.tsv"
     wildcard_constraints:
         src=SRC,
         tgt="|".join(DATA_TARGETS),
@@ -64,7 +90,7 @@ rule bpe_mono:
     log:
         f"{LOGS}/bpe/mono/{{lang}}.log",
     benchmark:
-        BENCH_FILES["bpe_mono"]
+        f"{BENCH}/bpe/mono/{{lang}}.tsv"
     conda:
         "../../envs/corpus.yaml"
     threads: threads_of("bpe")
@@ -76,22 +102,3 @@ rule bpe_mono:
         languages=lambda wc: [wc.lang],
     script:
         "../scripts/bpe_build.py"
-
-
-rule anchors_table:
-    input:
-        # settings with the same BPE (the Sep* rows and Default anchors) share one data directory
-        [f"{R}/bpe/{canonical(s)}/{p}/anchors.json" for p in PAIRS for s in SETTINGS],
-    output:
-        **reported({"anchors_md": f"{R}/report/anchors.md"}),
-    log:
-        f"{LOGS}/report/anchors.log",
-    conda:
-        "../../envs/corpus.yaml"
-    threads: 1
-    resources:
-        **res_single("report"),
-    params:
-        entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
-    script:
-        "../scripts/bpe_anchors_table.py"

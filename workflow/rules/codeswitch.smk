@@ -2,6 +2,36 @@
 # the Extra-anchors setting: codeswitch.variants independently switched copies (v0, v1, ...),
 # one job each; pretraining trains epoch k on copy k mod variants.
 
+CS_VARIANTS = int(config["codeswitch"]["variants"])
+
+
+def switched_copies(setting_name):
+    """Code-switched copies of the training text beyond the first (none without code-switching)."""
+    return list(range(1, CS_VARIANTS)) if setting(setting_name)["codeswitch"] else []
+
+
+def dict_inputs(wc):
+    if config["codeswitch"]["dictionary"] == "panlex":
+        d = {"source": downloaded("panlex")}
+    else:  # MUSE files are en -> target; the reverse direction is the same file read backwards
+        d = {"source": downloaded(f"muse_{wc.src}_{wc.tgt}_train")}
+    d.update(segmenter_inputs(wc.src, wc.tgt))  # entries are segmented like the corpus
+    return d
+
+
+def codeswitch_inputs(wc):
+    d = {}
+    for lang, other in ((wc.src, wc.tgt), (wc.tgt, wc.src)):
+        d[f"{lang}_train"] = corpus(lang, "wiki", "train")
+        d[f"{lang}_dict"] = f"{R}/dict/{lang}-{other}.tsv"
+    return d
+
+
+def codeswitch_params():
+    cs = config["codeswitch"]
+    keys = ("seed", "replace_prob", "max_fraction", "batch_words", "max_phrase_words", "lowercase_fallback")
+    return {k: cs[k] for k in keys}
+
 
 rule bilingual_dict:
     input:

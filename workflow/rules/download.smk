@@ -2,6 +2,26 @@
 # and rerun alone: `snakemake results/<run>/downloads/<id>/<file>`. Archives are extracted beside.
 # With download.mirror set (the demo: the testbed's output) files come from that directory.
 
+from urllib.parse import urlparse
+
+
+def download_basename(rid):
+    return Path(urlparse(config["downloads"][rid]["url"]).path).name
+
+
+def downloaded(rid):
+    """Path of a fetched file, or of its extracted directory for archives (what later stages read)."""
+    if config["downloads"][rid].get("extract"):
+        return f"{R}/downloads/{rid}/extracted"
+    return f"{R}/downloads/{rid}/{download_basename(rid)}"
+
+
+def mirror_input():
+    """The offline mirror downloads are served from (the demo's testbed writes it), as an input."""
+    mirror = config["download"]["mirror"]
+    return {"mirror": mirror} if mirror else {}
+
+
 for _rid, _res in config["downloads"].items():
 
     rule:

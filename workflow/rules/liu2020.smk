@@ -1,9 +1,186 @@
 # Liu et al. 2020, "A Study of Cross-Lingual Ability and Language-specific Information in
-# Multilingual BERT", Section 3 on this pipeline's stages: each language's first N training
-# sentences (liu2020.sizes), one joint BPE and one joint MLM per size and context window, word2vec
-# and GloVe on the same BPE text, and word retrieval (MRR) from the source language to each other
-# one (Section 3); token translation by the mean difference shift (Section 4.2). Outputs:
-# R/liu/..., R/report/liu2020/. Target: `snakemake liu2020`.
+# Multilingual BERT", on this pipeline's stages: each language's first N training sentences
+# (liu2020.sizes), one joint BPE, binarisation and MLM per size and context window (the stage rules
+# bpe_mono, binarize_mono and pretrain_mono, reused), word2vec and GloVe on the same BPE text, word
+# retrieval (MRR) from the source language to each other one (Section 3), token translation by the
+# mean difference shift (Section 4.2) and XNLI with the shift (Section 4.3), for our MLMs and
+# m-BERT. Outputs: R/liu/..., R/report/liu2020/. Target: `snakemake liu2020`.
+
+from xling.liu import study
+
+LIU = config["liu2020"]
+LIU_LANGS = study.languages(config)  # source language first
+LIU_SIZES = [int(n) for n in LIU["sizes"]]
+LIU_WINDOWS = study.window_ids(config)
+LIU_RETRIEVED = study.retrieval_languages(config) if LIU_LANGS else []
+LIU_STATIC = ["word2vec", "glove"]
+LIU_MODELS = [f"mlm_{w}" for w in LIU_WINDOWS] + LIU_STATIC  # every model scored at every size
+LIU_DIRECTIONS = study.directions(config) if LIU_LANGS else []
+LIU_TR_LANGS = sorted({l for d in LIU_DIRECTIONS for l in d})
+# XNLI languages of the study beyond Table 1's (their dev and test sets: rule liu_taskdata_xnli)
+LIU_XNLI_EXTRA = [l for l in LIU_LANGS if l not in TASK_LANGS]
+LIU_MBERT = LIU["mbert"] if LIU_DIRECTIONS else None  # m-BERT's Section 4, beside our MLMs'
+LIU_MBERT_RESULT = f"{R}/liu/translation/mbert.json"
+LIU_CATEGORY = "5. Liu et al. 2020"
+
+
+def liu_bpe_inputs(w):
+    """Each language's sampled training text, and its whole validation and test splits."""
+    d = {}
+    for l in LIU_LANGS:
+        d[f"{l}_train"] = f"{R}/liu/corpus/n{w.size}/{l}.train.txt"
+        for split in ("valid", "test"):
+            d[f"{l}_{split}"] = corpus(l, "wiki", split)
+    return d
+
+
+def liu_job(w):
+    """One MLM of the study: every language of a data size, at one context window."""
+    return PretrainJob.build(
+        [f"{R}/liu/bin/n{w.size}"],
+        ALL_SHARED,
+        study.model_section(config),
+        study.pretrain_section(config, w.window),
+        LIU_LANGS,
+        PSEED0,
+    )
+
+
+def liu_mlm_files(size, window):
+    """An MLM's checkpoint and dictionary, and the BPE of its size."""
+    return {
+        "checkpoint": f"{R}/liu/pretrain/n{size}/{window}/checkpoint_best.pt",
+        "dictionary": f"{R}/liu/bin/n{size}/dict.txt",
+        "bpe": f"{R}/liu/bpe/n{size}/bpe.json",
+    }
+
+
+def liu_model_kind(model):
+    return "static" if model in LIU_STATIC else "mlm"
+
+
+def liu_retrieval_inputs(w):
+    """The model's files, every language's BPE training text and the MUSE dictionaries."""
+    if liu_model_kind(w.model) == "static":
+        d = {"vectors": f"{R}/liu/static/{w.model}/n{w.size}/vectors.vec"}
+    else:
+        mlm = liu_mlm_files(w.size, w.model[len("mlm_") :])
+        d = {"checkpoint": mlm["checkpoint"], "dictionary": mlm["dictionary"]}
+    for l in [SRC, *LIU_RETRIEVED]:
+        d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
+    for l in LIU_RETRIEVED:
+        d[f"dict_{l}"] = downloaded(study.dictionary_id(config, l))
+    return d
+
+
+def liu_translation_inputs(w):
+    """The MLM's files, the translated languages' training texts and vocabularies, XNLI-15way."""
+    d = {**liu_mlm_files(w.size, w.window), "way15": downloaded("xnli_15way")}
+    for l in LIU_TR_LANGS:
+        d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
+        d[f"vocab_{l}"] = f"{R}/liu/bin/n{w.size}/dict.{l}.txt"
+    d.update(segmenter_inputs(*LIU_TR_LANGS))  # 15-way sentences are segmented as the corpus was
+    return d
+
+
+def liu_translation_mbert_inputs(w):
+    """m-BERT's files, the translated languages' sample lines (the smallest size), XNLI-15way."""
+    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]], "way15": downloaded("xnli_15way")}
+    for l in LIU_TR_LANGS:
+        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
+    return d
+
+
+def liu_xnli_files():
+    """Every XNLI job's task files: the source language's train, each language's dev and test, and
+    the segmenter where one is needed (XNLI sentences are segmented as the corpus was)."""
+    d = {"train": task_file("xnli", SRC, "train")}
+    for l in LIU_LANGS:
+        d[f"dev_{l}"] = task_file("xnli", l, "dev")
+        d[f"test_{l}"] = task_file("xnli", l, "test")
+    d.update(segmenter_inputs(*LIU_LANGS))
+    return d
+
+
+def liu_xnli_inputs(w):
+    """The MLM's files, the source language's XNLI train and every language's dev, test and BPE text."""
+    d = {**liu_mlm_files(w.size, w.window), **liu_xnli_files()}
+    for l in LIU_LANGS:
+        d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
+    return d
+
+
+def liu_xnli_static_inputs(w):
+    """The static vectors, the BPE they are vectors of, the source language's XNLI train and every
+    language's dev and test."""
+    return {
+        "vectors": f"{R}/liu/static/{w.method}/n{w.size}/vectors.vec",
+        "bpe": f"{R}/liu/bpe/n{w.size}/bpe.json",
+        **liu_xnli_files(),
+    }
+
+
+def liu_xnli_mbert_inputs(w):
+    """m-BERT's files, the XNLI files and every language's sample lines (its means)."""
+    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]], **liu_xnli_files()}
+    for l in LIU_LANGS:
+        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
+    return d
+
+
+def liu_xnli_static_params():
+    """The static models' XNLI classifier (liu2020.xnli.static) with finetune.xnli's length and caps."""
+    ft, spec = config["finetune"], config["finetune"]["xnli"]
+    return {
+        **LIU["xnli"]["static"],
+        "epochs": spec["epochs"],
+        "max_train_examples": spec["max_train_examples"],
+        "max_eval_examples": ft["max_eval_examples"],
+        "max_seq_len": ft["max_seq_len"],
+        "seed": int(FSEED0),
+    }
+
+
+def liu_xnli_job():
+    """xling.finetune.FinetuneJob fields of the study's XNLI fine-tuning (finetune.xnli's length and
+    schedule, liu2020.xnli's cell)."""
+    ft, spec = config["finetune"], config["finetune"]["xnli"]
+    return {
+        "task": "xnli",
+        "src_lang": SRC,
+        "tgt_lang": SRC,
+        "hp": study.xnli_hp(config),
+        "epochs": spec["epochs"],
+        "epoch_size": spec["epoch_size"],
+        "schedule": spec["schedule"],
+        "warmup_fraction": spec["warmup_fraction"],
+        "max_seq_len": ft["max_seq_len"],
+        "seed": int(FSEED0),
+        "max_train_examples": spec["max_train_examples"],
+        "max_eval_examples": ft["max_eval_examples"],
+        "tokenize": tokenize_params(*LIU_LANGS),
+    }
+
+
+def liu_model_labels():
+    labels = {"word2vec": "word2vec", "glove": "GloVe"}
+    for window, w in zip(LIU_WINDOWS, LIU["windows"]):
+        labels[f"mlm_{window}"] = "MLM" if w == "full" else f"MLM, {w}-token windows"
+    if LIU_MBERT:
+        labels["mbert"] = "m-BERT (bert-base-multilingual-cased)"
+    return labels
+
+
+def liu_translation_results():
+    """The token translation results the report reads: each MLM's, then m-BERT's when configured."""
+    ours = [f"{R}/liu/translation/n{n}/{w}.json" for n in LIU_SIZES for w in LIU_WINDOWS]
+    return ours + ([LIU_MBERT_RESULT] if LIU_MBERT else [])
+
+
+def liu_xnli_results():
+    """The XNLI results the report reads: each MLM's and static model's, then m-BERT's when configured."""
+    ours = [f"{R}/liu/xnli/n{n}/{m}.json" for n in LIU_SIZES for m in [*LIU_WINDOWS, *LIU_STATIC]]
+    return ours + ([f"{R}/liu/xnli/mbert.json"] if LIU_MBERT else [])
 
 
 rule liu_sample:
@@ -26,7 +203,7 @@ rule liu_sample:
         "../scripts/liu_sample.py"
 
 
-rule liu_bpe:
+use rule bpe_mono as liu_bpe with:
     input:
         unpack(liu_bpe_inputs),
     output:
@@ -34,22 +211,17 @@ rule liu_bpe:
         texts=[f"{R}/liu/bpe/n{{size}}/{l}.{s}.bpe" for l in LIU_LANGS for s in BPE_SPLITS],
     log:
         f"{LOGS}/liu/bpe/n{{size}}.log",
+    benchmark:
+        f"{BENCH}/liu/bpe/n{{size}}.tsv"
     wildcard_constraints:
         size=r"\d+",
-    conda:
-        "../../envs/corpus.yaml"
-    threads: threads_of("bpe")
-    resources:
-        **res("bpe"),
     params:
         mode="joint",
         merges=LIU["bpe_merges"],
         languages=LIU_LANGS,
-    script:
-        "../scripts/bpe_build.py"
 
 
-rule liu_binarize:
+use rule binarize_mono as liu_binarize with:
     input:
         unpack(lambda w: bpe_texts(f"{R}/liu/bpe/n{w.size}", LIU_LANGS)),
     output:
@@ -60,20 +232,12 @@ rule liu_binarize:
         f"{LOGS}/liu/binarize/n{{size}}.log",
     wildcard_constraints:
         size=r"\d+",
-    conda:
-        "../../envs/fairseq.yaml"
-    threads: threads_of("binarize")
-    resources:
-        **res("binarize"),
     params:
         languages=LIU_LANGS,
         copies=[],
-    script:
-        "../scripts/binarize.py"
 
 
-rule liu_pretrain:
-    """One joint MLM on every language of a data size, at one context window."""
+use rule pretrain_mono as liu_pretrain with:
     input:
         dictionary=f"{R}/liu/bin/n{{size}}/dict.txt",
     output:
@@ -81,23 +245,13 @@ rule liu_pretrain:
         best=f"{R}/liu/pretrain/n{{size}}/{{window}}/checkpoint_best.pt",
     log:
         f"{LOGS}/liu/pretrain/n{{size}}/{{window}}.log",
+    benchmark:
+        f"{BENCH}/liu/pretrain/n{{size}}/{{window}}.tsv"
     wildcard_constraints:
         size=r"\d+",
         window="|".join(LIU_WINDOWS),
-    conda:
-        "../../envs/fairseq.yaml"
-    threads: threads_of("pretrain")
-    resources:
-        **res("pretrain"),
     params:
-        data_dirs=lambda w: [f"{R}/liu/bin/n{w.size}"],
-        setting={"separate": {"embeddings": False, "layers": 0}},
-        model=xcfg.liu_model(config),
-        pretrain=lambda w: xcfg.liu_pretrain(config, w.window),
-        languages=LIU_LANGS,
-        seed=PSEED0,
-    script:
-        "../scripts/pretrain.py"
+        **pretrain_params(liu_job),
 
 
 rule liu_static:
@@ -157,7 +311,9 @@ rule liu_report:
     input:
         [f"{R}/liu/retrieval/{m}/n{n}.json" for n in LIU_SIZES for m in LIU_MODELS],
     output:
-        **{k: f"{R}/report/{v}" for k, v in LIU_REPORT.items()},
+        png=report(f"{R}/report/liu2020/retrieval.png", category=LIU_CATEGORY, caption=caption("liu2020_retrieval.rst")),
+        pdf=f"{R}/report/liu2020/retrieval.pdf",
+        csv=f"{R}/report/liu2020/retrieval.csv",
     log:
         f"{LOGS}/report/liu2020.log",
     conda:
@@ -191,7 +347,7 @@ rule liu_translation:
     params:
         meta=lambda w: {"model": f"mlm_{w.window}", "size": int(w.size)},
         directions=[list(d) for d in LIU_DIRECTIONS],
-        layers=xcfg.liu_translation_layers(config),
+        layers=study.translation_layers(config),
         alphas=LIU["translation"]["alphas"],
         rows=LIU["translation"]["rows"],
         sentences=LIU["translation"]["sentences"],
@@ -233,7 +389,12 @@ rule liu_translation_report:
     input:
         liu_translation_results(),
     output:
-        **{k: f"{R}/report/{v}" for k, v in LIU_TR_REPORT.items()},
+        table_md=f"{R}/report/liu2020/table2.md",
+        table_csv=report(f"{R}/report/liu2020/table2.csv", category=LIU_CATEGORY, caption=caption("liu2020_table2.rst")),
+        fig_png=report(
+            f"{R}/report/liu2020/figure7_8.png", category=LIU_CATEGORY, caption=caption("liu2020_figure7_8.rst")
+        ),
+        fig_pdf=f"{R}/report/liu2020/figure7_8.pdf",
     log:
         f"{LOGS}/report/liu2020_translation.log",
     conda:
@@ -243,7 +404,7 @@ rule liu_translation_report:
         **res("report"),
     params:
         labels=liu_model_labels(),
-        layers=xcfg.liu_model(config)["layers"],
+        layers=study.model_section(config)["layers"],
         figure_direction=LIU["translation"]["figure_direction"],
         note=DEMO_NOTE,
     script:
@@ -294,7 +455,7 @@ rule liu_xnli:
         meta=lambda w: {"model": f"mlm_{w.window}", "size": int(w.size)},
         job=liu_xnli_job(),
         languages=LIU_LANGS,
-        freeze=xcfg.liu_xnli_freeze(config) if LIU_LANGS else 0,
+        freeze=study.xnli_freeze(config) if LIU_LANGS else 0,
         alphas=LIU["xnli"]["alphas"],
         sentences=LIU["xnli"]["sentences"],
         batch_size=LIU["xnli"]["batch_size"],
@@ -361,7 +522,10 @@ rule liu_xnli_report:
     input:
         liu_xnli_results(),
     output:
-        **{k: f"{R}/report/{v}" for k, v in LIU_XNLI_REPORT.items()},
+        table_md=f"{R}/report/liu2020/table4.md",
+        table_csv=report(f"{R}/report/liu2020/table4.csv", category=LIU_CATEGORY, caption=caption("liu2020_table4.rst")),
+        fig_png=report(f"{R}/report/liu2020/xnli.png", category=LIU_CATEGORY, caption=caption("liu2020_xnli.rst")),
+        fig_pdf=f"{R}/report/liu2020/xnli.pdf",
     log:
         f"{LOGS}/report/liu2020_xnli.log",
     conda:
@@ -374,3 +538,13 @@ rule liu_xnli_report:
         note=DEMO_NOTE,
     script:
         "../scripts/liu_xnli_report.py"
+
+
+def liu_targets():
+    """What target `liu2020` builds (nothing when liu2020.languages is empty)."""
+    if not LIU_LANGS:
+        return []
+    out = list(rules.liu_report.output)
+    if LIU_DIRECTIONS:
+        out += rules.liu_translation_report.output
+    return out + list(rules.liu_xnli_report.output)

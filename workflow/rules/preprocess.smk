@@ -2,6 +2,23 @@
 # Raw text -> a fixed number of round-robin shards (preprocess.shards, so the DAG is static) ->
 # one tokenisation job per shard -> merge, optional length filter and dedup, seeded split.
 
+from xling.preprocess.plan import n_shards
+from xling.preprocess.split import SplitSettings
+
+
+def tok_shards(wc):
+    return [f"{R}/corpus/{wc.lang}/shards/{wc.domain}.{i}.tok.txt" for i in range(n_shards(config, wc.lang))]
+
+
+def split_params():
+    """xling.preprocess.split.SplitSettings of the corpus split."""
+    return asdict(SplitSettings.from_config(config["preprocess"]))
+
+
+def corpus(lang, domain, split):
+    """A language's preprocessed text: R/corpus/<lang>/<domain>.<split>.txt (what later stages read)."""
+    return f"{R}/corpus/{lang}/{domain}.{split}.txt"
+
 
 rule wiki_extract:
     input:

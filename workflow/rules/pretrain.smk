@@ -1,7 +1,72 @@
 # MLM pretraining (paper 3.1, Table 1 separation options, Section 5 monolingual models).
-# Outputs: done.json + checkpoint_best.pt (a hard link); a Table 1 model once per pretraining seed. fairseq's own checkpoints, which a
-# killed/requeued job resumes from, live in <out>/fairseq/ and are deliberately NOT outputs:
-# Snakemake deletes a rerun job's outputs before it starts.
+# Outputs: done.json + checkpoint_best.pt (a hard link); a Table 1 model once per pretraining seed.
+# fairseq's own checkpoints, which a killed/requeued job resumes from, live in <out>/fairseq/ and
+# are deliberately NOT outputs: Snakemake deletes a rerun job's outputs before it starts. Every
+# value a job uses reaches it through one typed bundle, xling.pretrain.job.PretrainJob.
+
+from xling.pretrain.job import ALL_SHARED, PretrainJob
+
+PRETRAIN_PARAMS = ("data_dirs", "setting", "model", "pretrain", "languages", "seed")
+
+
+def pretrain_params(job):
+    """A rule's params: the tracked fields of the PretrainJob that ``job(wildcards)`` builds, one
+    param each (what workflow/scripts/pretrain.py receives)."""
+    return {name: (lambda w, name=name: job(w).tracked()[name]) for name in PRETRAIN_PARAMS}
+
+
+def pretrain_languages(pair):
+    """Source language first: its dev perplexity selects checkpoint_best.pt."""
+    langs = list(pair_langs(pair))
+    return [SRC] + [l for l in langs if l != SRC]
+
+
+def pretrain_data_dirs(w):
+    """All data directories of a bilingual job: its own, then one per further code-switched copy."""
+    base = bin_dir(w.setting, w.pair)
+    if xcfg.is_prime(w.pair):
+        return [base]
+    return [base] + [f"{base}/v{k}" for k in switched_copies(w.setting)]
+
+
+def bilingual_job(w):
+    """A Table 1 row's (or Figure 7's) model of a pair, one pretraining seed."""
+    return PretrainJob.build(
+        pretrain_data_dirs(w),
+        setting(w.setting),
+        config["model"],
+        config["pretrain"],
+        pretrain_languages(w.pair),
+        int(w.pseed),
+    )
+
+
+def mono_job(w):
+    """A monolingual model of Section 5; en' is English again with another seed."""
+    lang = xcfg.data_language(w.mono)
+    seed = config["monolingual"]["en_prime_seed"] if xcfg.is_prime(w.mono) else PSEED0
+    return PretrainJob.build([f"{R}/bin/mono/{lang}"], ALL_SHARED, config["model"], config["pretrain"], [lang], seed)
+
+
+def checkpoint(setting_name, pair, seed):
+    """A bilingual model's best checkpoint (rule pretrain)."""
+    return f"{R}/pretrain/{setting_name}/{pair}/seed{seed}/checkpoint_best.pt"
+
+
+def mono_model_files(model):
+    """A monolingual model's checkpoint, dictionary and BPE (en_prime reads English)."""
+    lang = xcfg.data_language(model)
+    return {
+        f"{model}_checkpoint": f"{R}/pretrain/mono/{model}/checkpoint_best.pt",
+        f"{model}_dictionary": f"{R}/bin/mono/{lang}/dict.txt",
+        f"{model}_bpe": f"{R}/bpe/mono/{lang}/bpe.json",
+    }
+
+
+def pretrain_targets():
+    return [f"{R}/pretrain/{s}/{p}/seed{seed}/done.json" for s, p, seed in BILINGUAL] + [
+        f"{R}/pretrain/mono/{m}/done.json" for m in MONO
+    ]
 
 
 rule pretrain:
@@ -14,19 +79,14 @@ rule pretrain:
     log:
         f"{LOGS}/pretrain/{{setting}}/{{pair}}/seed{{pseed}}.log",
     benchmark:
-        BENCH_FILES["pretrain"]
+        f"{BENCH}/pretrain/{{setting}}/{{pair}}/seed{{pseed}}.tsv"
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
     resources:
         **res("pretrain"),
     params:
-        data_dirs=pretrain_data_dirs,
-        setting=lambda w: setting(w.setting),
-        model=config["model"],
-        pretrain=pretrain_params(),
-        languages=lambda w: pretrain_languages(w.pair),
-        seed=lambda w: int(w.pseed),
+        **pretrain_params(bilingual_job),
     script:
         "../scripts/pretrain.py"
 
@@ -40,19 +100,13 @@ rule pretrain_mono:
     log:
         f"{LOGS}/pretrain/mono/{{mono}}.log",
     benchmark:
-        BENCH_FILES["pretrain_mono"]
+        f"{BENCH}/pretrain/mono/{{mono}}.tsv"
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("pretrain")
     resources:
         **res("pretrain"),
     params:
-        data_dirs=lambda w: [f"{R}/bin/mono/{xcfg.data_language(w.mono)}"],
-        setting={"separate": {"embeddings": False, "layers": 0}},
-        model=config["model"],
-        pretrain=pretrain_params(),
-        languages=lambda w: [xcfg.data_language(w.mono)],
-        # en' (Section 5) is English again with another seed
-        seed=lambda w: config["monolingual"]["en_prime_seed"] if xcfg.is_prime(w.mono) else PSEED0,
+        **pretrain_params(mono_job),
     script:
         "../scripts/pretrain.py"

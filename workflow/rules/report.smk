@@ -1,11 +1,55 @@
-# Table 1, the paper-vs-reproduction table and Figure 3: reads result.json files only (no GPU, no model).
+# The report stage: Table 1 beside the paper and Figure 3, the findings table, Figures 4-8, the
+# shared-space curve, the anchor counts and the compute ledger. Reads result files only (no GPU, no
+# model). Every file under R/report/ is named here; `report(...)` marks what `snakemake --report`
+# shows, with its caption (workflow/report/).
+
+from xling.cluster.budget import planned_rate, pretrain_device, pretrain_estimates
+
+TABLE1 = "1. Table 1: zero-shot transfer"
+SECTION5 = "3. Section 5: monolingual models"
+
+
+def caption(name):
+    return f"{workflow.basedir}/workflow/report/{name}"
+
+
+def table1_params():
+    """How Table 1 is aggregated, as rules report and findings both receive it."""
+    return {
+        "settings": SETTINGS,
+        "labels": {s: config["settings"][s]["label"] for s in SETTINGS},
+        "pairs": PAIRS,
+        "tasks": TASKS,
+        "top_k": config["finetune"]["top_k"],
+        "baseline": "default",
+        "source": SRC,
+        "note": DEMO_NOTE,
+        # cells left out for want of a licensed corpus: task -> target language -> what to do
+        "unavailable": {"ner": {l: f"needs licensed data: {why}" for l, why in NER_UNAVAILABLE.items()}},
+    }
+
+
+def section5_results():
+    """The Section 5 result files the report reads (Figures 4-8)."""
+    return {
+        "words": [f"{R}/analysis/words/{SRC}-{t}.json" for t in AN_RETRIEVAL],
+        "transfer": figure5_results(),
+        "retrieval": [f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
+        "cka": [f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
+    }
 
 
 rule report:
     input:
         results=finetune_results(),
     output:
-        **reported({k: f"{R}/report/{v}" for k, v in REPORT_FILES.items()}),
+        table1_md=f"{R}/report/table1.md",
+        table1_csv=report(f"{R}/report/table1.csv", category=TABLE1, caption=caption("wu2020_table1.rst")),
+        table1_tex=f"{R}/report/table1.tex",
+        vs_md=f"{R}/report/table1_vs_paper.md",
+        vs_csv=report(f"{R}/report/table1_vs_paper.csv", category=TABLE1, caption=caption("wu2020_table1_vs_paper.rst")),
+        fig_png=report(f"{R}/report/figure3.png", category=TABLE1, caption=caption("wu2020_figure3.rst")),
+        fig_pdf=f"{R}/report/figure3.pdf",
     log:
         f"{LOGS}/report/table1.log",
     conda:
@@ -22,13 +66,15 @@ rule report:
 rule findings:
     """One row per claim of the paper with our number, its 95% interval and whether it holds."""
     input:
+        **section5_results(),
         results=finetune_results(),
-        words=[f"{R}/analysis/words/{SRC}-{t}.json" for t in AN_RETRIEVAL],
-        transfer=figure5_results(),
-        retrieval=[f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
-        cka=[f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],
     output:
-        **reported({k: f"{R}/report/{v}" for k, v in FINDINGS_FILES.items()}),
+        findings_md=f"{R}/report/findings.md",
+        findings_csv=report(
+            f"{R}/report/findings.csv",
+            category="0. Findings: the paper's claims",
+            caption=caption("wu2020_findings.rst"),
+        ),
     log:
         f"{LOGS}/report/findings.log",
     conda:
@@ -44,6 +90,147 @@ rule findings:
         "../scripts/findings.py"
 
 
+rule anchors_table:
+    input:
+        # settings with the same BPE (the Sep* rows and Default anchors) share one data directory
+        [f"{R}/bpe/{canonical(s)}/{p}/anchors.json" for p in PAIRS for s in SETTINGS],
+    output:
+        anchors_md=report(f"{R}/report/anchors.md", category="2. Anchor points", caption=caption("wu2020_anchors.rst")),
+    log:
+        f"{LOGS}/report/anchors.log",
+    conda:
+        "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        **res_single("report"),
+    params:
+        entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
+    script:
+        "../scripts/bpe_anchors_table.py"
+
+
+def figure_pair(name, number, category=SECTION5):
+    """A figure's PNG (shown in the Snakemake report) and PDF."""
+    return {
+        f"{name}_png": report(
+            f"{R}/report/figure{number}.png", category=category, caption=caption(f"wu2020_figure{number}.rst")
+        ),
+        f"{name}_pdf": f"{R}/report/figure{number}.pdf",
+    }
+
+
+rule analysis_report:
+    input:
+        **section5_results(),
+    output:
+        **figure_pair("fig4a", "4a"),
+        **figure_pair("fig4b", "4b"),
+        **(
+            {**figure_pair("fig5", 5), **figure_pair("fig8", 8), "fig5_csv": f"{R}/report/figure5.csv"}
+            if FIG5_PAIRS
+            else {}
+        ),
+        **figure_pair("fig6", 6),
+        **figure_pair("fig7", 7),
+        fig4_csv=f"{R}/report/figure4.csv",
+        tables_md=report(f"{R}/report/analysis.md", category=SECTION5, caption=caption("wu2020_analysis.rst")),
+    log:
+        f"{LOGS}/report/analysis.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        note=DEMO_NOTE,
+    script:
+        "../scripts/analysis_report.py"
+
+
+rule shared_space_report:
+    input:
+        [f"{R}/analysis/shared_space/{s}/{p}/seed{seed}.json" for s, p, seed in SHARED_MODELS],
+    output:
+        shared_png=report(f"{R}/report/shared_space.png", category=SECTION5, caption=caption("wu2020_shared_space.rst")),
+        shared_pdf=f"{R}/report/shared_space.pdf",
+        shared_csv=f"{R}/report/shared_space.csv",
+    log:
+        f"{LOGS}/report/shared_space.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: threads_of("report")
+    resources:
+        **res("report"),
+    params:
+        labels={s: config["settings"][s]["label"] for s in SHARED_SPACE["settings"]},
+        note=DEMO_NOTE,
+    script:
+        "../scripts/shared_space_report.py"
+
+
+# The compute ledger: what the pretraining, fine-tuning and BPE jobs cost (xling.report.ledger)
+
+
+def ledger_job(output, rule, family, model=(None, None), **wildcards):
+    """A job the ledger counts: its declared output (the ledger's input, so that the ledger runs
+    after it), the model it belongs to (setting, pair) and where its rule's benchmark file is."""
+    gpus = int(config["rule_resources"][family]["gpus"])
+    bench = str(getattr(rules, rule).benchmark).format(**wildcards)
+    return output, {"rule": rule, "setting": model[0], "pair": model[1], "gpus": gpus, "benchmark": bench}
+
+
+def ledger_jobs():
+    """Pretraining (bilingual, monolingual), fine-tuning and BPE jobs, as ledger_job pairs."""
+    jobs = [
+        ledger_job(
+            f"{R}/pretrain/{s}/{p}/seed{ps}/done.json", "pretrain", "pretrain", (s, p), setting=s, pair=p, pseed=ps
+        )
+        for s, p, ps in BILINGUAL
+    ]
+    jobs += [
+        ledger_job(f"{R}/pretrain/mono/{m}/done.json", "pretrain_mono", "pretrain", ("mono", m), mono=m) for m in MONO
+    ]
+    jobs += [
+        ledger_job(
+            finetune_result(s, p, t, h, ps, fs),
+            "finetune",
+            "finetune",
+            (s, p),
+            setting=s,
+            pair=p,
+            task=t,
+            hp_id=h,
+            pseed=ps,
+            fseed=fs,
+        )
+        for s, p, t, h, ps, fs in finetune_cells()
+    ]
+    bpe_dirs = dict.fromkeys((canonical(s), p) for s, p, _ in BILINGUAL if not xcfg.is_prime(p))
+    jobs += [
+        ledger_job(f"{R}/bpe/{s}/{p}/bpe.json", "bpe", "bpe", setting=s, src=pair_langs(p)[0], tgt=pair_langs(p)[1])
+        for s, p in bpe_dirs
+    ]
+    jobs += [
+        ledger_job(f"{R}/bpe/mono/{l}/bpe.json", "bpe_mono", "bpe", lang=l)
+        for l in dict.fromkeys(xcfg.data_language(m) for m in MONO)
+    ]
+    return jobs
+
+
+def planned_pretrain_hours():
+    """The budget's hours per pretrained model, all its seeds together (no margin), and the
+    throughput they assume."""
+    rate = planned_rate(config, pretrain_device(config))
+    hours = {}
+    for e in pretrain_estimates(config, rate, margin=1.0):
+        hours[e.job.model] = hours.get(e.job.model, 0.0) + e.hours
+    return {k: round(v, 4) for k, v in hours.items()}, rate.basis
+
+
+LEDGER_JOBS = ledger_jobs()
+PLANNED_PRETRAIN_HOURS, PLANNING_BASIS = planned_pretrain_hours()
+
+
 rule compute_ledger:
     """What the run cost per rule and per model, beside the pretraining hours the budget planned.
     The benchmark files are read beside the declared outputs (see xling.report.ledger for why
@@ -51,7 +238,8 @@ rule compute_ledger:
     input:
         [out for out, _ in LEDGER_JOBS],
     output:
-        **reported({k: f"{R}/report/{v}" for k, v in LEDGER_FILES.items()}),
+        ledger_md=report(f"{R}/report/compute.md", category="4. Compute", caption=caption("wu2020_compute.rst")),
+        ledger_csv=f"{R}/report/compute.csv",
     log:
         f"{LOGS}/report/compute.log",
     conda:
@@ -67,3 +255,16 @@ rule compute_ledger:
         note=DEMO_NOTE,
     script:
         "../scripts/report_ledger.py"
+
+
+def report_targets():
+    """Table 1, the findings, the anchor counts and the ledger (rule all)."""
+    return [*rules.report.output, *rules.findings.output, *rules.anchors_table.output, *rules.compute_ledger.output]
+
+
+def analysis_report_targets():
+    """Figures 4-8 and the shared-space curve, where the config has them (rule all)."""
+    return [
+        *(rules.analysis_report.output if AN_TARGETS else ()),
+        *(rules.shared_space_report.output if SHARED_MODELS else ()),
+    ]

@@ -1,7 +1,49 @@
 # Task data: the downloaded raw files -> normalised task files (docs/ARCHITECTURE.md).
 # NER's English side depends on the pair: WikiAnn in ner/en, CoNLL-2003 (for Levow targets) in
 # ner/en_conll2003 (xling.taskdata.layout.task_dirs tells fine-tuning which to use). NER targets
-# whose licensed corpus is missing are left out (common.smk: NER_UNAVAILABLE).
+# whose licensed corpus is missing are left out, with instructions (NER_UNAVAILABLE).
+
+from snakemake.logging import logger
+
+from xling.download.licensed import unavailable_ner_targets
+from xling.taskdata.layout import ner_dataset, task_dirs
+
+NER_UNAVAILABLE = unavailable_ner_targets(config, generated_under=f"{R}/testbed" if USE_TESTBED else None)
+for _lang, _why in NER_UNAVAILABLE.items():
+    logger.warning(f"NER {SRC}-{_lang} is left out of this run: {_why}")
+
+TASK_LANGS = sorted({SRC, *TARGETS})
+TD_SPLITS = ("train", "dev", "test")
+NER_TARGETS = [l for l in TARGETS if l not in NER_UNAVAILABLE]
+NER_WIKIANN = sorted({SRC} | {l for l in NER_TARGETS if ner_dataset(config, l) == "wikiann"})
+NER_LEVOW = sorted(l for l in NER_TARGETS if ner_dataset(config, l) == "levow")
+TASK_EXT = {"xnli": "tsv", "ner": "bio", "parsing": "conllu"}
+
+
+def task_file(task, folder, split):
+    """A normalised task file: R/tasks/<task>/<language folder>/<split>.<ext>."""
+    return f"{R}/tasks/{task}/{folder}/{split}.{TASK_EXT[task]}"
+
+
+def licensed_files(cid):
+    """The licensed corpus' files as inputs (Snakemake then checks them); in the demo the testbed
+    directory stands in for them."""
+    e = config["licensed"][cid]
+    return [TESTBED_MIRROR] if USE_TESTBED else [f"{e['path']}/{f}" for f in e["files"]]
+
+
+def taskdata_targets():
+    out = []
+    if "xnli" in TASKS:
+        out += [task_file("xnli", l, s) for l in TASK_LANGS for s in ("dev", "test")]
+        out.append(task_file("xnli", SRC, "train"))
+    if "ner" in TASKS:
+        out += [task_file("ner", l, s) for l in NER_WIKIANN + NER_LEVOW for s in TD_SPLITS]
+        if NER_LEVOW:
+            out += [task_file("ner", f"{SRC}_conll2003", s) for s in TD_SPLITS]
+    if "parsing" in TASKS:
+        out += [task_file("parsing", l, s) for l in TASK_LANGS for s in TD_SPLITS]
+    return out
 
 
 rule taskdata_xnli:

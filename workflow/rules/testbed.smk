@@ -2,6 +2,8 @@
 # demo config lists, in the real file formats, so the download stage and all readers run as they
 # would on the real data.
 
+TESTBED_MIRROR = f"{R}/testbed/mirror"  # the demo's offline mirror of every download
+
 if USE_TESTBED:
 
     rule testbed:

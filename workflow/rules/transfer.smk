@@ -2,7 +2,55 @@
 # layers 0..i of two monolingual models aligned word by word, against the bilingual model.
 # fast_align (built here from its source) links the words of XNLI-15way rows; W_i per layer is
 # Procrustes on the linked words' vectors; one job per (task, pair, layer) trains the three models.
-# Results: R/analysis/transfer/<task>/<pair>/L<i>.json; figures by rule analysis_report.
+# Results: R/analysis/transfer/<task>/<pair>/L<i>.json; figures by report.smk.
+
+from types import SimpleNamespace
+
+FIG5 = AN["transfer"]
+FIG5_PAIRS = xcfg.figure5_pairs(config)
+FAST_ALIGN = {tool: f"{R}/tools/fast_align/{tool}" for tool in ("fast_align", "atools")}
+
+
+def figure5_cells():
+    """(task, pair, layer) of every Figure 5 job; NER pairs whose licensed corpus is missing are left out."""
+    return [(t, p, i) for t in FIG5["tasks"] for p in FIG5_PAIRS if finetune_runs(t, p) for i in FIG5["layers"]]
+
+
+def figure5_results():
+    return [f"{R}/analysis/transfer/{t}/{p}/L{i}.json" for t, p, i in figure5_cells()]
+
+
+def figure5_job(w):
+    """The xling.finetune.FinetuneJob fields of a Figure 5 job (Table 1's recipe for the task; its
+    hp is each grid cell in turn), and the grid itself."""
+    job = finetune_job(SimpleNamespace(task=w.task, pair=w.pair, hp_id=finetune_hp_ids(w.task)[0], fseed=FSEED0))
+    spec = config["finetune"][w.task]
+    extra = {"arc_mlp": spec["arc_mlp"], "label_mlp": spec["label_mlp"]} if w.task == "parsing" else {}
+    return {"job": job, "grid": [{**c, **extra} for c in xcfg.grid_cells(spec)]}
+
+
+def figure5_inputs(w):
+    """Both monolingual models, the bilingual model, both maps and the task files of one job."""
+    target = pair_langs(w.pair)[1]
+    files = finetune_task_files(w)
+    return {
+        **mono_model_files(SRC),
+        **mono_model_files(target),
+        **bilingual_files(target),
+        "maps_mono": f"{R}/analysis/transfer/maps/mono/{w.pair}.npz",
+        "maps_bilingual": f"{R}/analysis/transfer/maps/bilingual/{w.pair}.npz",
+        "train": files["train"],
+        "en_dev": files["en_dev"],
+        "tgt_test": files["tgt_test"],
+        **segmenter_inputs(*pair_langs(w.pair)),
+    }
+
+
+def maps_inputs(w):
+    """The links of a pair and the model(s) its maps are learnt with."""
+    target = pair_langs(w.pair)[1]
+    models = {**mono_model_files(SRC), **mono_model_files(target)} if w.kind == "mono" else bilingual_files(target)
+    return {"links": f"{R}/analysis/transfer/links/{w.pair}.tsv", **models}
 
 
 rule build_fast_align:

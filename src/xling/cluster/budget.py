@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from xling import config as xcfg
 from xling.errors import ConfigError, InputError
+from xling.liu import study
 from xling.pretrain.schedule import model_flops_per_token, schedule
 
 # Section 3.1: "We train it with 8 NVIDIA V100 GPUs ... It takes around 3 days to train one model",
@@ -182,15 +183,15 @@ def liu_pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
     liu = config["liu2020"]
     if not liu["languages"]:
         return []
-    model = xcfg.liu_model(config)
+    model = study.model_section(config)
     jobs = []
     for size in liu["sizes"]:
         for window in liu["windows"]:
-            wid = xcfg.liu_window_id(window)
+            wid = study.window_id(window)
             length = model["tokens_per_sample"] if window == "full" else min(int(window), model["tokens_per_sample"])
             m = {**model, "tokens_per_sample": length}
             jobs.append(PretrainJob(f"liu/n{size}/{wid}", int(liu["bpe_merges"]), model_cfg=m,
-                                    pretrain_cfg=xcfg.liu_pretrain(config, wid)))
+                                    pretrain_cfg=study.pretrain_section(config, wid)))
     return jobs
 
 

@@ -101,9 +101,8 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         if self.args.language_vocab_mask:
             dataset = TokenRemapDataset(
                 dataset, out_of_language_remap(self.language_vocabs[lang_id], self.source_dictionary.unk()))
+        # a window cuts sentences (the config pairs it with sample_break_mode eos)
         window = int(getattr(self.args, "sentence_window", 0) or 0)
-        if window and self.args.sample_break_mode != "eos":
-            raise ValueError("--sentence-window needs --sample-break-mode eos")
         if window:
             dataset = SlicedDataset(dataset, raw.sizes, window - 1)  # one less for <s>
         elif self.args.sample_break_mode == "eos":

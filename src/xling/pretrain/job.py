@@ -1,0 +1,166 @@
+"""One pretraining job as a typed bundle: exactly the values pretraining uses, built from the
+config's ``model:`` and ``pretrain:`` sections (or Liu et al.'s overrides of them) and a Table 1
+row's ``separate:``.
+
+The rule's tracked params are :meth:`PretrainJob.tracked`: Snakemake reruns a job when the repr of
+a param changes, so the bundle keeps each section's key order as the config gave it, and leaves out
+an *option* (a field added after models had been trained, see ``OPTIONS``) while it is at its
+default: a new option never makes a finished model look changed, a value set away from the default
+retrains exactly the models it applies to. Keys of the sections that pretraining does not use are
+not part of the bundle, so they change nothing either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Mapping, Sequence
+
+from xling.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The Transformer encoder (config ``model:``)."""
+
+    layers: int
+    heads: int
+    dim: int
+    ffn_dim: int
+    activation: str
+    dropout: float
+    attention_dropout: float
+    tokens_per_sample: int
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the model is trained (config ``pretrain:``; the schema documents every field)."""
+
+    lr: float
+    warmup_updates: int
+    batch_size_per_gpu: int
+    batch_gpus: int
+    streams_per_epoch_per_gpu: int
+    max_epoch: int
+    mask_prob: float
+    leave_unmasked_prob: float
+    random_token_prob: float
+    sampling_alpha: float
+    precision: str
+    optimizer: str = "adam"
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    adam_eps: float = 1e-6
+    weight_decay: float = 0.01
+    clip_norm: float = 5.0
+    lr_scheduler: str = "inverse_sqrt"
+    max_streams_per_step: int | None = None
+    cpu_processes: int = 1
+    one_language_batches: bool = True
+    sample_break_mode: str = "none"
+    log_interval: int = 100
+    save_interval_updates: int | None = None
+    keep_interval_updates: int = 2
+    num_workers: int | None = None
+    # options (OPTIONS): tracked only when set away from their default
+    tensorboard: bool = False
+    sentence_window: int | None = None
+
+
+# Fields added after models had been trained with this pipeline, at the value that reproduces
+# what those models did: a job's tracked params leave them out at that value.
+OPTIONS = {"tensorboard": False, "sentence_window": None}
+
+
+@dataclass(frozen=True)
+class Separation:
+    """Which parameters are per language (a Table 1 row's ``separate:``)."""
+
+    embeddings: bool = False
+    layers: int = 0
+    positions: bool | None = None  # None: as embeddings
+
+    @property
+    def separate_positions(self) -> bool:
+        return self.embeddings if self.positions is None else bool(self.positions)
+
+    @property
+    def any(self) -> bool:
+        return self.embeddings or self.layers > 0
+
+
+ALL_SHARED = {"separate": {"embeddings": False, "layers": 0}}  # every parameter shared by the languages
+
+
+def _typed(cls, section: Mapping, where: str):
+    known = {f.name for f in fields(cls)}
+    values = {k: v for k, v in section.items() if k in known}
+    missing = [f.name for f in fields(cls) if f.name not in values and f.default is MISSING]
+    if missing:
+        raise ConfigError(f"{where}: missing {', '.join(missing)}")
+    if "adam_betas" in values:
+        values["adam_betas"] = tuple(values["adam_betas"])
+    return cls(**values)
+
+
+@dataclass(frozen=True)
+class PretrainJob:
+    """Everything one pretraining job uses. ``setting`` is the mapping the rule tracks (a Table 1
+    row, or ``ALL_SHARED`` for the monolingual and Liu et al. models); ``separate`` is read from it."""
+
+    data_dirs: tuple[str, ...]
+    setting: Mapping[str, Any]
+    model: ModelShape
+    recipe: Recipe
+    languages: tuple[str, ...]
+    seed: int
+    # the config's key order of each section, for the tracked form (Snakemake compares reprs)
+    model_order: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    recipe_order: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    @classmethod
+    def build(cls, data_dirs: Sequence[str], setting: Mapping, model: Mapping, pretrain: Mapping,
+              languages: Sequence[str], seed: int) -> "PretrainJob":
+        """From the config's sections (defaults filled in by the schema) or a rule's params."""
+        return cls(
+            data_dirs=tuple(str(d) for d in data_dirs),
+            setting=dict(setting),
+            model=_typed(ModelShape, model, "model"),
+            recipe=_typed(Recipe, pretrain, "pretrain"),
+            languages=tuple(languages),
+            seed=int(seed),
+            model_order=tuple(k for k in model if k in _names(ModelShape)),
+            recipe_order=tuple(k for k in pretrain if k in _names(Recipe)),
+        )
+
+    @property
+    def separate(self) -> Separation:
+        sep = self.setting["separate"]
+        return Separation(bool(sep["embeddings"]), int(sep["layers"]), sep.get("positions"))
+
+    def model_dict(self) -> dict:
+        return {k: getattr(self.model, k) for k in self.model_order or _names(ModelShape)}
+
+    def recipe_dict(self) -> dict:
+        """The recipe as tracked: config order, options at their default left out."""
+        out = {}
+        for k in self.recipe_order or _names(Recipe):
+            v = getattr(self.recipe, k)
+            if k in OPTIONS and v == OPTIONS[k]:
+                continue
+            out[k] = list(v) if k == "adam_betas" else v
+        return out
+
+    def tracked(self) -> dict:
+        """The rule's params, one per name (what the workflow script receives)."""
+        return {
+            "data_dirs": list(self.data_dirs),
+            "setting": dict(self.setting),
+            "model": self.model_dict(),
+            "pretrain": self.recipe_dict(),
+            "languages": list(self.languages),
+            "seed": self.seed,
+        }
+
+
+def _names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
