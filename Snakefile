@@ -30,6 +30,7 @@ include: "workflow/rules/transfer.smk"
 include: "workflow/rules/export.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/liu2020.smk"
+include: "workflow/rules/bundle.smk"
 
 
 rule all:
@@ -41,3 +42,10 @@ rule all:
 rule liu2020:
     input:
         liu_targets(),
+
+
+# Every table and figure (Wu et al.'s, and Liu et al.'s where configured); from a results bundle:
+# `snakemake --configfile R/bundle.config.yaml --config bundle=R/bundle.tar.gz report`
+rule report:
+    input:
+        all_reports(),

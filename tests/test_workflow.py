@@ -66,7 +66,7 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     # Extra anchors: 4 independently switched copies per pair; copies 1-3 segmented and binarised
     assert counts["codeswitch"] == 3 * 4
     assert counts["bpe_variant"] == 3 * 3 * 2 and counts["binarize_variant"] == 3 * 3
-    assert counts["report"] == 1
+    assert counts["table1"] == 1
     # Section 5: fr de ru zh against en; CKA also en-en' (back-translated from the 15-way French)
     assert counts["analysis_retrieval"] == 4 and counts["analysis_cka"] == 5
     # Figure 4: the vectors of en fr de ru zh, one alignment job per en-x
@@ -96,7 +96,7 @@ def test_seeds_replicate_table1_and_nothing_else(tmp_path, licensed_config):
     assert counts["pretrain"] == 30 * 3 + 2 and counts["pretrain_mono"] == 6
     assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) * 3 * 2
     assert counts["transfer"] == 2 * 3 * 9 and counts["export_hf"] == 5 * 3 + 1 + 6
-    assert counts["findings"] == 1 and counts["report"] == 1
+    assert counts["findings"] == 1 and counts["table1"] == 1
     assert counts["shared_space"] == 3 * 3 * 3 and counts["shared_space_report"] == 1
     assert "results/paper/finetune/sep_l1_3/en-ru/seed4/ner/bs32_lr5e-05/seed2/result.json" in proc.stdout
 
@@ -112,7 +112,7 @@ def test_missing_licensed_corpus_leaves_out_only_its_cells(tmp_path):
     counts = job_counts(proc.stdout)
     assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) - 10 * 6
     assert "taskdata_ner_levow" not in counts and "taskdata_ner_conll2003" not in counts
-    assert counts["report"] == 1 and counts["pretrain"] == 32
+    assert counts["table1"] == 1 and counts["pretrain"] == 32
     assert not (tmp_path / "results").exists()
 
 
@@ -211,7 +211,7 @@ def test_demo_slice_end_to_end(slice_run):
     assert emb["mlm"]["forward"]["vocab"] == emb["fasttext"]["forward"]["vocab"]
     assert min(emb["mlm"]["forward"]["vocab"]) > 50 and emb["mlm"]["forward"]["test_sources"] > 5
     assert len(words["contextual"]["mlm"]) == 9
-    # scored both ways (at this size both are near chance: see the README's demo section)
+    # scored both ways (at this size both are near chance: see docs/demo.md)
     assert all(0 <= emb[m][d]["p_at_1"] <= 100 for m in ("mlm", "fasttext") for d in ("forward", "reverse"))
     # Figure 5: the three models of layer 2, trained on English, tested on French
     assert set(transfer["tgt_test"]) == {"mlm_align", "bimlm", "bimlm_w"} and transfer["layer"] == 2
@@ -371,7 +371,7 @@ def test_demo_full_plans_every_table1_row_three_times_on_en_fr(tmp_path):
     assert counts["pretrain"] == 10 * 3 + 3          # + Default en-ru, en-zh and en-en′ (Figure 7)
     assert counts["pretrain_mono"] == 4 + 1          # en fr ru zh + en′
     assert counts["finetune"] == 10 * 3 * 3
-    assert counts["shared_space"] == 3 * 3 and counts["findings"] == 1 and counts["report"] == 1
+    assert counts["shared_space"] == 3 * 3 and counts["findings"] == 1 and counts["table1"] == 1
     assert counts["transfer"] == 2 * 3 and counts["analysis_cka"] == 4
 
 
@@ -434,3 +434,31 @@ def test_the_workflow_lint_sets_aside_only_the_layout_lint(tmp_path):
     titles = {title for _, title in lints([], tmp_path / "Snakefile")}
     assert SET_ASIDE <= titles and any(t.startswith("Absolute path") for t in titles)
     assert {title for _, title in lints([REPO / "config" / "demo.yaml"])} <= SET_ASIDE
+
+
+def test_ablation_targets_plan_exactly_their_part_of_the_paper_run(tmp_path, licensed_config):
+    """One Table 1 row, one pair's columns, one Section 5 figure: each named target plans its own
+    pretrainings and every grid cell and seed of its fine-tunings, and nothing else of Table 1."""
+    from xling import config as xcfg
+
+    cfg = xcfg.load(REPO / "config" / "config.yaml", licensed_config)
+    cells = sum(len(xcfg.grid_cells(cfg["finetune"][t])) for t in cfg["finetune"]["tasks"])
+    seeds = len(cfg["seeds"]["pretrain"]) * len(cfg["seeds"]["finetune"])
+
+    def counts(target):
+        proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), "--", target)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return job_counts(proc.stdout)
+
+    row = counts("table1_row_sep_emb")
+    assert row["pretrain"] == len(cfg["pairs"]) * len(cfg["seeds"]["pretrain"])
+    assert row["finetune"] == len(cfg["pairs"]) * cells * seeds and row["table1_row"] == 1
+    assert "table1" not in row and "pretrain_mono" not in row
+    pair = counts("table1_pair_en_ru")
+    assert pair["pretrain"] == len(cfg["settings"]) * len(cfg["seeds"]["pretrain"])
+    assert pair["finetune"] == len(cfg["settings"]) * cells * seeds and pair["table1_column"] == 1
+    # Figure 6: the monolingual models and one retrieval job per language, no bilingual model
+    fig6 = counts("wu2020_figure6")
+    targets = [lang for lang in cfg["monolingual"]["languages"] if lang != cfg["source_language"]]
+    assert fig6["pretrain_mono"] == len(cfg["monolingual"]["languages"])
+    assert fig6["analysis_retrieval"] == len(targets) and "pretrain" not in fig6 and "finetune" not in fig6

@@ -16,15 +16,18 @@ from xling import config as xcfg  # noqa: E402
 from xling.bpe import canonical_setting  # noqa: E402
 from xling.cluster.budget import check_pretrain_runtime  # noqa: E402
 from xling.cluster.resources import rule_resources, rule_threads  # noqa: E402
-from xling.errors import ConfigError  # noqa: E402
+from xling.errors import ConfigError, InputError  # noqa: E402
 from xling.preprocess.plan import uses_stanford  # noqa: E402
 from xling.preprocess.tokenize import TokenizeSettings  # noqa: E402
+from xling.report.bundle import check_bundle  # noqa: E402
 
-# Before any job: defaults filled in, the config valid, every pretraining job fits its runtime.
+# Before any job: defaults filled in, the config valid, every pretraining job fits its runtime,
+# and a results bundle given with --config bundle=... intact and made with this config.
 try:
     xcfg.validate(config)
     check_pretrain_runtime(config)
-except ConfigError as err:
+    BUNDLE = check_bundle(config["bundle"], config) if config["bundle"] else None
+except (ConfigError, InputError) as err:
     raise WorkflowError(str(err)) from None
 
 R = f"results/{config['run_name']}"

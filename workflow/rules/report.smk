@@ -13,6 +13,17 @@ def caption(name):
     return f"{workflow.basedir}/workflow/report/{name}"
 
 
+def figure_pair(name, number, folder=None):
+    """A figure's PNG and PDF (keys ``<name>_png``, ``<name>_pdf``; ``png``, ``pdf`` without a
+    name). In R/report/ the PNG is shown in the Snakemake report; a folder's copy is not."""
+    key = f"{name}_" if name else ""
+    base = f"{R}/report/{folder}" if folder else f"{R}/report"
+    png, pdf = f"{base}/figure{number}.png", f"{base}/figure{number}.pdf"
+    if not folder:
+        png = report(png, category=SECTION5, caption=caption(f"wu2020_figure{number}.rst"))
+    return {f"{key}png": png, f"{key}pdf": pdf}
+
+
 def table1_params():
     """How Table 1 is aggregated, as rules report and findings both receive it."""
     return {
@@ -39,7 +50,7 @@ def section5_results():
     }
 
 
-rule report:
+rule table1:
     input:
         results=finetune_results(),
     output:
@@ -90,6 +101,135 @@ rule findings:
         "../scripts/findings.py"
 
 
+# Ablation targets: one Table 1 row (`table1_row_<setting>`), one language pair's columns
+# (`table1_pair_<src>_<tgt>`), one Section 5 figure alone (`wu2020_figure<N>`): each plans exactly
+# the jobs its numbers need and writes its part beside the paper's.
+
+
+def part_params(title, settings=None, pairs=None, note=""):
+    return {
+        **table1_params(),
+        "settings": settings or SETTINGS,
+        "pairs": pairs or PAIRS,
+        "title": title,
+        "note": " ".join(x for x in (DEMO_NOTE, note) if x),
+    }
+
+
+rule table1_row:
+    input:
+        results=lambda w: finetune_results(settings=[w.setting]),
+    output:
+        md=f"{R}/report/rows/{{setting}}.md",
+        csv=f"{R}/report/rows/{{setting}}.csv",
+    log:
+        f"{LOGS}/report/rows/{{setting}}.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: 1
+    resources:
+        **res_single("report"),
+    params:
+        **{
+            k: (lambda w, k=k: part_params(f"Table 1, row {setting(w.setting)['label']}", settings=[w.setting])[k])
+            for k in (*table1_params(), "title")
+        },
+    script:
+        "../scripts/table1_part.py"
+
+
+rule table1_column:
+    input:
+        results=lambda w: finetune_results(pairs=[w.pair]),
+    output:
+        md=f"{R}/report/pairs/{{pair}}.md",
+        csv=f"{R}/report/pairs/{{pair}}.csv",
+    log:
+        f"{LOGS}/report/pairs/{{pair}}.log",
+    wildcard_constraints:
+        pair="|".join(PAIRS),
+    conda:
+        "../../envs/report.yaml"
+    threads: 1
+    resources:
+        **res_single("report"),
+    params:
+        **{
+            k: (
+                lambda w, k=k: part_params(
+                    f"Table 1, {w.pair}",
+                    pairs=[w.pair],
+                    note="Δ here is over this pair only (the paper's, over all its pairs).",
+                )[k]
+            )
+            for k in (*table1_params(), "title")
+        },
+    script:
+        "../scripts/table1_part.py"
+
+
+for _setting in SETTINGS:
+
+    rule:
+        name:
+            f"table1_row_{_setting}"
+        input:
+            rules.table1_row.output.md.format(setting=_setting),
+
+
+for _pair in PAIRS:
+
+    rule:
+        name:
+            f"table1_pair_{_pair.replace('-', '_')}"
+        input:
+            rules.table1_column.output.md.format(pair=_pair),
+
+
+def section5_figures():
+    """Figure number -> (the results it shows, its files under R/report/figures/ by output name)."""
+    r = section5_results()
+    figs = {
+        "4": (
+            r["words"],
+            {
+                **figure_pair("fig4a", "4a", "figures"),
+                **figure_pair("fig4b", "4b", "figures"),
+                "csv": f"{R}/report/figures/figure4.csv",
+            },
+        ),
+        "6": (r["retrieval"], figure_pair("", 6, "figures")),
+        "7": (r["cka"], figure_pair("", 7, "figures")),
+    }
+    if FIG5_PAIRS:
+        figs["5"] = (r["transfer"], {**figure_pair("", 5, "figures"), "csv": f"{R}/report/figures/figure5.csv"})
+        figs["8"] = (r["transfer"], figure_pair("", 8, "figures"))
+    return figs if AN_TARGETS else {}
+
+
+for _n, (_results, _files) in section5_figures().items():
+
+    rule:
+        name:
+            f"wu2020_figure{_n}"
+        input:
+            results=_results,
+        output:
+            **_files,
+        log:
+            f"{LOGS}/report/figures/figure{_n}.log",
+        conda:
+            "../../envs/report.yaml"
+        threads: 1
+        resources:
+            **res_single("report"),
+        params:
+            figure=_n,
+            note=DEMO_NOTE,
+        script:
+            "../scripts/section5_figure.py"
+
+
 rule anchors_table:
     input:
         # settings with the same BPE (the Sep* rows and Default anchors) share one data directory
@@ -107,16 +247,6 @@ rule anchors_table:
         entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
     script:
         "../scripts/bpe_anchors_table.py"
-
-
-def figure_pair(name, number, category=SECTION5):
-    """A figure's PNG (shown in the Snakemake report) and PDF."""
-    return {
-        f"{name}_png": report(
-            f"{R}/report/figure{number}.png", category=category, caption=caption(f"wu2020_figure{number}.rst")
-        ),
-        f"{name}_pdf": f"{R}/report/figure{number}.pdf",
-    }
 
 
 rule analysis_report:
@@ -259,7 +389,7 @@ rule compute_ledger:
 
 def report_targets():
     """Table 1, the findings, the anchor counts and the ledger (rule all)."""
-    return [*rules.report.output, *rules.findings.output, *rules.anchors_table.output, *rules.compute_ledger.output]
+    return [*rules.table1.output, *rules.findings.output, *rules.anchors_table.output, *rules.compute_ledger.output]
 
 
 def analysis_report_targets():

@@ -1,0 +1,90 @@
+# Results bundles (docs/report.md): `snakemake bundle` writes R/bundle.tar.gz, the files the
+# report stage reads and nothing it could recompute (every input of the report rules, and the
+# benchmark files the ledger reads beside them), with the resolved config (also written beside it,
+# R/bundle.config.yaml) and a manifest. With `--config bundle=<archive>` (and the bundle's config
+# as --configfile), rule unpack_bundle makes those files instead of the jobs that made them, so
+# `snakemake ... report` plans the report jobs only.
+
+
+def report_rule_names():
+    """The rules of the report stage this config has (Wu et al.'s, then Liu et al.'s)."""
+    names = ["table1", "findings", "anchors_table", "compute_ledger"]
+    names += ["analysis_report"] if AN_TARGETS else []
+    names += ["shared_space_report"] if SHARED_MODELS else []
+    if LIU_LANGS:
+        names += ["liu_report", *(["liu_translation_report"] if LIU_DIRECTIONS else []), "liu_xnli_report"]
+    return names
+
+
+def report_stage_inputs():
+    return sorted({str(f) for name in report_rule_names() for f in getattr(rules, name).input})
+
+
+def all_reports():
+    """Every table and figure of the report stage (target `report`)."""
+    return [*report_targets(), *analysis_report_targets(), *liu_targets()]
+
+
+rule bundle:
+    input:
+        report_stage_inputs(),
+    output:
+        archive=f"{R}/bundle.tar.gz",
+        config=f"{R}/bundle.config.yaml",
+    log:
+        f"{LOGS}/report/bundle.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: 1
+    resources:
+        **res_single("report"),
+    params:
+        # read beside the declared outputs, as the ledger reads them (xling.report.ledger)
+        benchmarks=[entry["benchmark"] for _, entry in LEDGER_JOBS],
+        ner_unavailable=NER_UNAVAILABLE,
+        config=dict(config),
+        repo=workflow.basedir,
+    script:
+        "../scripts/bundle.py"
+
+
+if BUNDLE:
+
+    rule unpack_bundle:
+        input:
+            config["bundle"],
+        output:
+            BUNDLE.files,
+        log:
+            f"{LOGS}/report/unpack_bundle.log",
+        conda:
+            "../../envs/report.yaml"
+        threads: 1
+        resources:
+            **res_single("report"),
+        params:
+            config=dict(config),
+        script:
+            "../scripts/unpack_bundle.py"
+
+    # the bundle's files come from the archive, never from the jobs that made them
+    ruleorder:
+        unpack_bundle
+        > finetune
+        > pretrain
+        > pretrain_mono
+        > bpe
+        > bpe_mono
+        > shared_space
+        > analysis_words
+        > analysis_retrieval
+        > analysis_cka
+        > transfer
+        > liu_retrieval
+        > liu_translation
+        > liu_xnli
+        > liu_xnli_static
+
+    if LIU_MBERT:
+
+        ruleorder: unpack_bundle > liu_translation_mbert > liu_xnli_mbert
