@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= all
 
-.PHONY: venv demo demo-full demo-liu test test-fast lint slurm-test dry-run clean-demo
+.PHONY: venv demo demo-full demo-liu bundle report-from-bundle test test-fast lint slurm-test dry-run clean-demo
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -19,6 +19,17 @@ demo-full: venv
 # Liu et al. 2020 on the testbed (its own target; reuses the demo's corpus when `make demo` ran)
 demo-liu: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) liu2020
+
+# The demo's results as one archive (results/demo/bundle.tar.gz + its config): what every table and
+# figure is made from; runs what is missing of `make demo` and `make demo-liu` first
+bundle: venv
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) bundle
+
+# Every table and figure from a bundle, without any upstream job (default: the published demo's)
+BUNDLE ?= results-published/demo/bundle.tar.gz
+report-from-bundle: venv
+	$(SNAKEMAKE) --profile profiles/local --configfile $(BUNDLE:.tar.gz=.config.yaml) --config bundle=$(BUNDLE) \
+		--cores $(CORES) report
 
 test: venv
 	$(PY) -m pytest -q

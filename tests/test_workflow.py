@@ -3,6 +3,7 @@ end-to-end slice of the demo (testbed -> ... -> one fine-tuning result) through 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -462,3 +463,55 @@ def test_ablation_targets_plan_exactly_their_part_of_the_paper_run(tmp_path, lic
     targets = [lang for lang in cfg["monolingual"]["languages"] if lang != cfg["source_language"]]
     assert fig6["pretrain_mono"] == len(cfg["monolingual"]["languages"])
     assert fig6["analysis_retrieval"] == len(targets) and "pretrain" not in fig6 and "finetune" not in fig6
+
+
+REPORT_STAGE = {"unpack_bundle", "table1", "findings", "anchors_table", "compute_ledger", "analysis_report",
+                "shared_space_report", "report"}
+
+
+@pytest.mark.slow
+def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice_run, tmp_path):
+    """The slice's finished run as a bundle; unpacked in a fresh working directory with nothing
+    else, `report` plans the report jobs only and writes byte-identical tables and figure CSVs. A
+    tampered bundle stops planning with the file named, and nothing is written."""
+    import shutil
+    import tarfile
+
+    workdir, configs = slice_run
+    (tmp_path / "nolu.yaml").write_text("liu2020: {languages: []}\n")
+    configs = [*configs, str(tmp_path / "nolu.yaml")]
+    proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", "bundle", "report", timeout=1800)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
+    run = workdir / "results/slice"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for name in ("bundle.tar.gz", "bundle.config.yaml"):
+        shutil.copy(run / name, fresh / name)
+    args = ["--cores", "2", "--configfile", "bundle.config.yaml", "--config", "bundle=bundle.tar.gz", "--", "report"]
+    proc = snakemake(fresh, "-n", *args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert set(job_counts(proc.stdout)) <= REPORT_STAGE and job_counts(proc.stdout)["unpack_bundle"] == 1
+    proc = snakemake(fresh, *args)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
+    for name in ("table1.csv", "findings.csv", "figure4.csv", "figure5.csv", "shared_space.csv", "table1_vs_paper.csv"):
+        assert (fresh / "results/slice/report" / name).read_bytes() == (run / "report" / name).read_bytes(), name
+    # no model, corpus or checkpoint came with it: the archive holds result files only
+    assert not (fresh / "results/slice/pretrain/default/en-fr/seed1/checkpoint_best.pt").exists()
+    with tarfile.open(fresh / "bundle.tar.gz") as tar:
+        assert not [m.name for m in tar.getmembers() if m.name.endswith((".pt", ".bin", ".bpe"))]
+
+    # one result altered after the fact: refused before any job, naming that file; nothing written
+    tampered = tmp_path / "tampered"
+    tampered.mkdir()
+    shutil.copy(fresh / "bundle.config.yaml", tampered / "bundle.config.yaml")
+    victim = None
+    with tarfile.open(fresh / "bundle.tar.gz") as src, tarfile.open(tampered / "bundle.tar.gz", "w:gz") as dst:
+        for m in src.getmembers():
+            data = src.extractfile(m).read()
+            if victim is None and m.name.endswith("/result.json"):
+                victim, data = m.name, data.replace(b'"tgt_test": ', b'"tgt_test": 1', 1)
+                m.size = len(data)
+            dst.addfile(m, io.BytesIO(data))
+    proc = snakemake(tampered, *args)
+    assert proc.returncode != 0 and f"bundle.tar.gz:{victim}" in proc.stdout + proc.stderr
+    assert not (tampered / "results").exists()

@@ -130,10 +130,7 @@ rule table1_row:
     resources:
         **res_single("report"),
     params:
-        **{
-            k: (lambda w, k=k: part_params(f"Table 1, row {setting(w.setting)['label']}", settings=[w.setting])[k])
-            for k in (*table1_params(), "title")
-        },
+        part=lambda w: part_params(f"Table 1, row {setting(w.setting)['label']}", settings=[w.setting]),
     script:
         "../scripts/table1_part.py"
 
@@ -154,16 +151,11 @@ rule table1_column:
     resources:
         **res_single("report"),
     params:
-        **{
-            k: (
-                lambda w, k=k: part_params(
-                    f"Table 1, {w.pair}",
-                    pairs=[w.pair],
-                    note="Δ here is over this pair only (the paper's, over all its pairs).",
-                )[k]
-            )
-            for k in (*table1_params(), "title")
-        },
+        part=lambda w: part_params(
+            f"Table 1, {w.pair}",
+            pairs=[w.pair],
+            note="Δ here is over this pair only (the paper's, over all its pairs).",
+        ),
     script:
         "../scripts/table1_part.py"
 

@@ -2,8 +2,8 @@
 numbers (xling.report.build_part).
 
 input:  results = the part's result.json files
-params: title, and Table 1's aggregation (settings, labels, pairs, tasks, top_k, baseline, source,
-        note, unavailable) restricted to the part
+params: part = the title and Table 1's aggregation (settings, labels, pairs, tasks, top_k, baseline,
+        source, note, unavailable) restricted to the part
 output: md, csv
 """
 
@@ -15,22 +15,9 @@ from xling.report import build_part
 
 
 def main(sm) -> dict:
-    p = sm.params
-    res = build_part(
-        results=[Path(x) for x in sm.input.results],
-        out_md=Path(sm.output.md),
-        out_csv=Path(sm.output.csv),
-        title=p.title,
-        settings=list(p.settings),
-        labels=dict(p.labels),
-        pairs=list(p.pairs),
-        tasks=list(p.tasks),
-        top_k=int(p.top_k),
-        baseline=p.baseline,
-        source=p.source,
-        note=p.note or None,
-        unavailable={task: dict(cells) for task, cells in dict(p.unavailable).items()},
-    )
+    part = {**sm.params.part}
+    part["note"] = part["note"] or None
+    res = build_part([Path(x) for x in sm.input.results], Path(sm.output.md), Path(sm.output.csv), **part)
     return {"cells": res["cells"]}
 
 
