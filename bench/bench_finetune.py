@@ -124,7 +124,7 @@ def bench_task(name: str, batch: int, args, device) -> dict:
         head.train(True)
         for b, chunk in batches:
             hidden = encoder.encode(b["tokens"], "en", padding_mask=b["tokens"].eq(pad))[-1]
-            loss = task.loss(head, hidden, b, chunk)
+            loss = task.loss(head, hidden, b)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
