@@ -12,9 +12,9 @@ import random
 
 import pytest
 import torch
-from test_finetune import LANGS, WORDS, files, job, make_ner, make_nli, make_ud, per_word
 
 import xling.finetune.tasks as tasks_module
+from support.toy_tasks import LANGS, WORDS, files, job, make_ner, make_nli, make_ud, per_word
 from xling.finetune import GridSettings, finetune, finetune_grid, run_finetune, run_grid
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
@@ -56,12 +56,14 @@ def task_dir(tmp_path_factory):
     return root
 
 
-def tiny_encoder(separate_embeddings=False, separate_layers=0, dropout=0.0, seed=0) -> LoadedEncoder:
+def tiny_encoder(separate_embeddings=False, separate_layers=0, dropout=0.0, attention_dropout=None,
+                 seed=0) -> LoadedEncoder:
     """The pretraining stage's encoder (what load_encoder returns), small and randomly initialised."""
     torch.manual_seed(seed)
     args = argparse.Namespace(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
                               encoder_attention_heads=4, max_positions=64, dropout=dropout,
-                              attention_dropout=dropout, separate_embeddings=separate_embeddings,
+                              attention_dropout=dropout if attention_dropout is None else attention_dropout,
+                              separate_embeddings=separate_embeddings,
                               separate_layers=separate_layers)
     fill_model_args(args)
     d = TokenDictionary()
@@ -162,6 +164,19 @@ def test_a_diverging_cell_does_not_spoil_the_others(task_dir, no_dropout):
         assert_same_result(ref, g)
     assert not all(math.isfinite(h["train_loss"]) for h in with_bad[1]["history"])
     json.dumps(with_bad[1])
+
+
+def test_dropout_masks_are_shared_by_the_cells(task_dir):
+    """With dropout on (hidden states and the head), two cells of the same learning rates train
+    identically, as two jobs of one seed would: one mask for all cells; and the masks act."""
+    hp = HP["ner"][1]
+    jobs = [job("ner", hp, 2, seed=6) for _ in range(2)]
+    base = tiny_encoder(dropout=0.3, attention_dropout=0.0)
+    same = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "ner"), settings=EAGER)
+    assert same[0]["history"] == same[1]["history"] and same[0]["scores"] == same[1]["scores"]
+    quiet = tiny_encoder(dropout=0.0)
+    off = finetune_grid(jobs[:1], quiet, per_word, files(task_dir, "ner"), settings=EAGER)
+    assert off[0]["history"][0]["train_loss"] != same[0]["history"][0]["train_loss"]
 
 
 def test_cell_optimizers_skip_only_the_non_finite_cell():

@@ -40,6 +40,16 @@ def layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) ->
     return y * (w.unsqueeze(-2) if w.dim() == 2 else w) + (b.unsqueeze(-2) if b.dim() == 2 else b)
 
 
+def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    """Dropout with one mask for all cells of ``x`` [M, N, D] (as jobs of one seed draw from one
+    random stream; and M times less random-number work)."""
+    if not training or p == 0.0:
+        return x
+    if x.dim() == 2:
+        return F.dropout(x, p, True)
+    return x * F.dropout(torch.ones_like(x[0]), p, True)
+
+
 class _Layer:
     """The constants of one torch TransformerEncoderLayer (post-LN, as ``build_layer`` makes them)."""
 
@@ -57,21 +67,23 @@ class _Layer:
         self.eps1, self.eps2 = layer.norm1.eps, layer.norm2.eps
         self.activation: Callable[[torch.Tensor], torch.Tensor] = layer.activation
 
-    def __call__(self, w: Weights, x: torch.Tensor, attend: torch.Tensor, batch: int, length: int,
+    def __call__(self, w: Weights, x: torch.Tensor, key_bias: torch.Tensor, batch: int, length: int,
                  training: bool) -> torch.Tensor:
+        """``key_bias`` [B, T]: 0 at a token, -inf at padding (as torch's attention makes of a
+        key padding mask)."""
         p = self.prefix
         dim = x.size(-1)
         qkv = linear(x, w[p + "self_attn.in_proj_weight"], w[p + "self_attn.in_proj_bias"])  # [(M,) N, 3D]
         lead = qkv.shape[:-2]
         q, k, v = qkv.reshape(-1, length, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4).unbind(0)
-        mask = attend.repeat(q.size(0) // batch, 1).view(q.size(0), 1, 1, length)  # key padding, per sequence
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.p_attn if training else 0.0)
+        bias = key_bias.repeat(q.size(0) // batch, 1).view(q.size(0), 1, 1, length)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=self.p_attn if training else 0.0)
         a = a.transpose(1, 2).reshape(*lead, batch * length, dim)
         a = linear(a, w[p + "self_attn.out_proj.weight"], w[p + "self_attn.out_proj.bias"])
-        x = layer_norm(x + F.dropout(a, self.p_out, training), w[p + "norm1.weight"], w[p + "norm1.bias"], self.eps1)
+        x = layer_norm(x + dropout(a, self.p_out, training), w[p + "norm1.weight"], w[p + "norm1.bias"], self.eps1)
         f = self.activation(linear(x, w[p + "linear1.weight"], w[p + "linear1.bias"]))
-        f = linear(F.dropout(f, self.p_ffn, training), w[p + "linear2.weight"], w[p + "linear2.bias"])
-        return layer_norm(x + F.dropout(f, self.p_res, training), w[p + "norm2.weight"], w[p + "norm2.bias"],
+        f = linear(dropout(f, self.p_ffn, training), w[p + "linear2.weight"], w[p + "linear2.bias"])
+        return layer_norm(x + dropout(f, self.p_res, training), w[p + "norm2.weight"], w[p + "norm2.bias"],
                           self.eps2)
 
 
@@ -117,11 +129,12 @@ class CellEncoder:
         pos = w[f"embed_positions.{p}.weight"][..., :length, :]
         x = (x.unflatten(-2, (batch, length)) + pos.unsqueeze(-3)).flatten(-3, -2)
         x = layer_norm(x, w[f"emb_layer_norm.{p}.weight"], w[f"emb_layer_norm.{p}.bias"], self.eps_embed[p])
-        x = F.dropout(x, self.p_embed, training)
+        x = dropout(x, self.p_embed, training)
         x = x.masked_fill(padding_mask.reshape(-1, 1), 0.0)
-        attend = ~padding_mask
+        key_bias = torch.zeros(padding_mask.shape, dtype=x.dtype, device=x.device).masked_fill(padding_mask,
+                                                                                               float("-inf"))
         for layer in self.language_layers[lang] + self.shared_layers:
-            x = layer(w, x, attend, batch, length, training)
+            x = layer(w, x, key_bias, batch, length, training)
         if x.dim() == 2:  # nothing trained (no cell axis yet): every cell has the same states
             x = x.expand(cells, *x.shape)
         return x.view(cells, batch, length, -1)

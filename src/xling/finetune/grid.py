@@ -187,7 +187,7 @@ class GridModel:
             def one(w, h):
                 return functional_call(self.loss_module, w, (h, batch))
 
-            losses = vmap(one, randomness="different")(head_weights, hidden)
+            losses = vmap(one, randomness="same")(head_weights, hidden)  # one dropout mask, as in the encoder
         return losses.float()
 
     def losses(self, batch: dict, lang: int) -> torch.Tensor:
