@@ -4,9 +4,10 @@ The cells share the input batch but each has its own trained weights: a weight t
 has a leading cell axis ``[M, ...]`` and its matrix products are batched over it (``baddbmm``);
 a frozen weight (a language's own embeddings or bottom layers) is one tensor for all cells. Hidden
 states are ``[N, D]`` (N = batch x length) until the first per-cell weight, then ``[M, N, D]``,
-so a frozen bottom is computed once. The computation is :class:`xling.pretrain.encoder.EncoderCore`'s
-``extract_features`` (post-LN torch Transformer layers) written out; ``tests/test_finetune_grid.py``
-checks it against the module cell by cell.
+so a frozen bottom is computed once. Dropout of hidden states draws one mask for all cells (as
+jobs of one seed draw from one random stream); attention dropout stays per cell. The computation
+is :class:`xling.pretrain.encoder.EncoderCore`'s ``extract_features`` (post-LN torch Transformer
+layers) written out; ``tests/test_finetune_grid.py`` checks it against the module cell by cell.
 """
 
 from __future__ import annotations

@@ -55,7 +55,6 @@ class CellParameters:
             leaf = self._view(self.flat, name).requires_grad_(True)
             leaf.grad = self._view(self.grad, name)
             self.stacked[name] = leaf
-        self.encoder_names = list(encoder)
         self.head_names = list(head)
         self.best = self.flat.clone()
 
@@ -72,10 +71,6 @@ class CellParameters:
             region.grad = self.grad[cell, start:end]
             out.append(region)
         return out[0], out[1]
-
-    def cell(self, cell: int, names: list[str]) -> dict[str, torch.Tensor]:
-        """Cell ``cell``'s current values of ``names`` (views, no copy)."""
-        return {n: self._view(self.flat, n)[cell] for n in names}
 
     def zero_grad(self) -> None:
         self.grad.zero_()

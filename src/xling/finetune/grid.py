@@ -55,7 +55,9 @@ class GridSettings:
 
     ``compile``: torch.compile the forward and backward (None: on CUDA only; falls back to eager,
     with a log line, where compiling fails); ``compile_mode``: torch.compile's mode;
-    ``bf16``: bf16 autocast with fp32 weights and optimizer (None: on CUDA only); ``buckets``:
+    ``bf16``: bf16 autocast with fp32 weights and optimizer (None: when compiled on CUDA, where
+    the casts fuse into the kernels; eagerly every weight is cast anew each step, which made a
+    batch-4 step slower on an H100 than fp32); ``buckets``:
     the padded lengths of a compiled step (None: ``default_buckets``); ``eval_batch_size``:
     sequences per scoring batch, every cell at once."""
 
@@ -83,8 +85,9 @@ class GridSettings:
                                | {max_seq_len}))
         if self.eval_batch_size < 1:
             raise ValueError(f"eval_batch_size must be positive, got {self.eval_batch_size}")
-        return dataclasses.replace(self, compile=cuda if self.compile is None else bool(self.compile),
-                                   bf16=cuda if self.bf16 is None else bool(self.bf16), buckets=buckets)
+        compiled = cuda if self.compile is None else bool(self.compile)
+        bf16 = cuda and compiled if self.bf16 is None else bool(self.bf16)
+        return dataclasses.replace(self, compile=compiled, bf16=bf16, buckets=buckets)
 
 
 def default_buckets(max_seq_len: int) -> tuple[int, ...]:
@@ -306,8 +309,8 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
                   files: TaskFiles, device: str = "cpu", log: Callable[[str], None] | None = None,
                   stanford_home: str | None = None, settings: GridSettings | None = None) -> list[dict]:
     """``finetune`` for every cell of ``jobs`` (one grid: the same job but for learning rates) in one
-    process: one result record per cell, as its own job would return it. ``encoder`` is read,
-    not modified."""
+    process: one result record per cell, as its own job would return it. ``encoder``'s weights
+    are not modified (its language-specific parameters are marked frozen, as ``finetune`` does)."""
     t_start = time.time()
     check_grid(jobs)
     job = jobs[0]
@@ -335,11 +338,6 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     timing = {"train_s": runs[0]["train_s"], "eval_s": runs[0]["eval_s"] + time.time() - t3,
               "total_s": time.time() - t_start}
     return [result_record(j, task, run, s, data, timing, device) for j, run, s in zip(jobs, runs, scores)]
-
-
-def cell_weights(model: GridModel, cell: int) -> dict[str, torch.Tensor]:
-    """Cell ``cell``'s trained encoder weights (under the encoder core's names) and head weights."""
-    return model.params.cell(cell, model.params.encoder_names + model.params.head_names)
 
 
 def run_grid(jobs: list[FinetuneJob], checkpoint: Path, dictionary: Path, bpe: Path, files: TaskFiles,
