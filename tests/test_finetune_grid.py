@@ -9,16 +9,18 @@ import copy
 import json
 import math
 import random
+from pathlib import Path
 
 import pytest
 import torch
 
 import xling.finetune.tasks as tasks_module
 from support.toy_tasks import LANGS, WORDS, files, job, make_ner, make_nli, make_ud, per_word
+from xling.config import grid_cells, hp_id, load_yaml
 from xling.finetune import GridSettings, finetune, finetune_grid, run_finetune, run_grid
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
-from xling.finetune.grid import bucket, check_grid, default_buckets
+from xling.finetune.grid import bucket, cells_by_batch_size, check_grid, default_buckets
 from xling.finetune.tasks import TASKS, Item
 from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, fill_model_args
@@ -259,6 +261,21 @@ def test_grid_jobs_must_differ_only_in_learning_rates():
         check_grid([ok[0], job("ner", {"batch_size": 8, "lr": 1e-4}, 2, seed=2)])
     with pytest.raises(ValueError, match="at least one cell"):
         check_grid([])
+
+
+def test_a_grid_job_per_batch_size_covers_the_grid():
+    """The paper's grids as grid jobs: XNLI's 18 cells in two jobs of 9 (one per batch size), each
+    cell in exactly one job, and a job's cells differ only in learning rates."""
+    cfg = load_yaml(Path(__file__).resolve().parents[1] / "config" / "config.yaml")["finetune"]
+    for task, jobs, per_job in (("xnli", 2, 9), ("ner", 2, 3), ("parsing", 2, 3)):
+        by_batch = cells_by_batch_size(cfg[task])
+        assert sorted(by_batch) == sorted(cfg[task]["grid"]["batch_size"]) and len(by_batch) == jobs
+        assert all(len(cells) == per_job for cells in by_batch.values())
+        ids = [hp_id(c) for cells in by_batch.values() for c in cells]
+        assert sorted(ids) == sorted(hp_id(c) for c in grid_cells(cfg[task]))
+        for b, cells in by_batch.items():
+            check_grid([job(task, c, 1, seed=1) for c in cells])
+            assert all(hp_id(c).startswith(f"bs{b}_") for c in cells)
 
 
 def test_compiled_grid_equals_eager(task_dir, no_dropout):
