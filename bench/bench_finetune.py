@@ -1,23 +1,40 @@
-"""Benchmark: training examples/s of the fine-tuning loop (xling.finetune.train.train_epochs, the
-code every finetune job runs) on a randomly initialised encoder of the configured size, for each
-task and batch size of the paper's grids, against a bare loop over the same batches (tensors
-built once, on the device: encoder forward, the task's loss, Adam), timed in the same process.
+"""Benchmark: the fine-tuning grid job (xling.finetune.grid: the M cells of one batch size trained
+together in one process) against the same cells as separate jobs, each running today's loop
+(xling.finetune.train.train_epochs), and against the best single-cell step we can write (the
+encoder's own modules, batches prebuilt on the device, fused Adam, compiled and bf16 like the
+grid when it is). One process, a randomly initialised encoder of the given size, synthetic
+examples of each task's typical length; the variants alternate block by block, after a warm-up
+block each (compilation included there, and reported), and each reports min / median / max over
+``--rounds`` blocks of ``--steps`` steps.
 
-    python bench/bench_finetune.py                                  # CPU, tiny model
-    python bench/bench_finetune.py --device cuda --dim 768 --layers 8 --heads 12 --ffn 3072 \\
-        --vocab 80000 --json bench_finetune.json                     # the paper's model on a GPU
+    python bench/bench_finetune.py                                   # CPU, the demo's model size
+    python bench/bench_finetune.py --device cuda --layers 8 --dim 768 --heads 12 --ffn 3072 \\
+        --vocab 80000 --tasks xnli --json ft.json                     # the paper's model on a GPU
 
-Prints examples/s of both loops and their ratio (train_epochs / bare; the gap is the loop's
-per-step host work: padding lists into tensors, moving them, the scheduler). The examples are
-synthetic, with lengths drawn around each task's typical English training sentence (options
-below), so the rates transfer to the real data only as far as those lengths do. The measured
-train_epochs rates plan the fine-tuning rows of ``python -m xling.cluster.budget``
-(``--rate xnli=EX_PER_S`` ...)."""
+Rates are cell-examples per second: a grid block trains M cells on ``steps`` batches (M x steps x
+batch cell-examples); a separate job trains one cell, and M of them run one after another, so
+one cell's rate is also theirs together. ``ratio_grid_over_*`` compares the grid's whole rate
+with those. The cells of a grid are the paper grid's at that batch size (config/config.yaml;
+``--cells`` overrides their number): learning rates do not change the cost of a step.
+
+Job start-up (``--startup-runs``): a job is a fresh Python process that imports torch and the
+package before it trains; the benchmark times that many such processes and reports the median.
+``job_s`` then compares, for cells of ``--job-examples`` training examples each (default: the
+demo's XNLI job), M separate jobs (M starts + M cells at today's rate) with one grid job (one
+start + the grid at its rate). Extra grid variants (``--grid-variants``, e.g. ``fp32-eager
+bf16-eager``) are measured the same way afterwards, one at a time: which precision pays where.
+
+``--json`` keeps every row; ``python -m xling.cluster.budget --finetune-rate-from`` plans the
+fine-tuning grids from ``examples_per_s.grid`` (one job per batch size) or, in older files,
+``examples_per_s.train_epochs`` (one job per cell)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,15 +42,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from xling.config import grid_cells, load_yaml
 from xling.finetune.encoder import freeze_language_specific
+from xling.finetune.grid import GridModel, GridSettings, bucket, cell_optimizers, train_step
 from xling.finetune.tasks import TASKS, Item
 from xling.finetune.train import FinetuneJob, TaskData, make_optimizer, train_epochs
 from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, fill_model_args
 from xling.pretrain.loader import LoadedEncoder
 
+REPO = Path(__file__).resolve().parents[1]
 NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 N_DEPRELS = 37  # UD English-EWT v2.3's relation labels with subtypes, about
+STARTUP = "import torch, xling.finetune.grid, xling.pretrain.loader"
 
 
 def random_encoder(args) -> LoadedEncoder:
@@ -92,114 +113,267 @@ def make_task(name: str, hp: dict):
     return task
 
 
-def hyperparameters(name: str, batch: int) -> dict:
-    if name == "xnli":  # the grid's middle learning rates; speed does not depend on them
-        return {"batch_size": batch, "encoder_lr": 2.5e-6, "classifier_lr": 2.5e-5}
-    hp = {"batch_size": batch, "lr": 3e-5}
+def grid_hyperparameters(name: str, batch: int, cells: int | None) -> list[dict]:
+    """The paper grid's cells of ``name`` at batch size ``batch`` (``cells``: that many, repeating)."""
+    spec = load_yaml(REPO / "config" / "config.yaml")["finetune"][name]
+    hps = [dict(c, batch_size=batch) for c in grid_cells(spec) if c["batch_size"] == spec["grid"]["batch_size"][0]]
     if name == "parsing":
-        hp.update(arc_mlp=512, label_mlp=128)
-    return hp
+        hps = [dict(h, arc_mlp=spec["arc_mlp"], label_mlp=spec["label_mlp"]) for h in hps]
+    return [hps[i % len(hps)] for i in range(cells or len(hps))]
 
 
-def bench_task(name: str, batch: int, args, device) -> dict:
-    rng = np.random.default_rng(0)
-    encoder = random_encoder(args).to(device)
-    pad = encoder.dictionary.pad()
-    hp = hyperparameters(name, batch)
-    task = make_task(name, hp)
-    n_train = batch * args.steps
-    data = TaskData({"train": synthetic_items(name, n_train, args, encoder.dictionary, rng),
-                     "en_dev": synthetic_items(name, args.dev_examples, args, encoder.dictionary, rng)}, {})
-    job = FinetuneJob(task=name, src_lang="en", tgt_lang="fr", hp=hp, epochs=1, seed=1, max_seq_len=256,
-                      warmup_fraction=0.1, epoch_size=n_train)
-    shared = freeze_language_specific(encoder)
-    head = task.make_head(encoder.dim).to(device)
-    # bare loop: the same batches as tensors on the device, built once
-    batches = [(task.batch(data.items["train"][s : s + batch], pad, device), data.items["train"][s : s + batch])
-               for s in range(0, n_train, batch)]
-    optimizer, _, _ = make_optimizer(job, shared, head, len(batches))
+def settings_tag(s: GridSettings) -> str:
+    mode = "eager" if not s.compile else ("graphs" if s.compile_mode == "reduce-overhead" else "compiled")
+    return f"{'bf16' if s.bf16 else 'fp32'}-{mode}"
 
-    def bare_epoch():
-        encoder.train(True)
+
+def settings_from_tag(tag: str, base: GridSettings) -> GridSettings:
+    precision, _, mode = tag.partition("-")
+    if precision not in ("fp32", "bf16") or mode not in ("eager", "compiled", "graphs"):
+        raise SystemExit(f"--grid-variants: {tag!r} is not <fp32|bf16>-<eager|compiled|graphs>")
+    return GridSettings(compile=mode != "eager", bf16=precision == "bf16",
+                        compile_mode="reduce-overhead" if mode == "graphs" else "default", buckets=base.buckets,
+                        eval_batch_size=base.eval_batch_size)
+
+
+def sync(device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def stats(values: list[float]) -> dict:
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+class Setup:
+    """One (task, batch size) measurement: the encoder, the synthetic data, the cells' jobs."""
+
+    def __init__(self, name: str, batch: int, args, device):
+        self.name, self.batch, self.args, self.device = name, batch, args, device
+        rng = np.random.default_rng(0)
+        self.encoder = random_encoder(args)
+        self.pad = self.encoder.dictionary.pad()
+        self.hps = grid_hyperparameters(name, batch, args.cells)
+        self.task = make_task(name, self.hps[0])
+        n_train = batch * args.steps
+        self.items = synthetic_items(name, n_train, args, self.encoder.dictionary, rng)
+        self.chunks = [self.items[s : s + batch] for s in range(0, n_train, batch)]
+        self.dev = synthetic_items(name, args.dev_examples, args, self.encoder.dictionary, rng)
+        self.data = TaskData({"train": self.items, "en_dev": self.dev}, {})
+        self.jobs = [FinetuneJob(task=name, src_lang="en", tgt_lang="fr", hp=hp, epochs=1, seed=1,
+                                 max_seq_len=args.max_positions, warmup_fraction=0.1, epoch_size=n_train)
+                     for hp in self.hps]
+        self.trainable = freeze_language_specific(self.encoder)
+
+
+def grid_runner(setup: Setup, settings: GridSettings):
+    """A block of the grid job: ``steps`` steps of every cell (train_step, what run_grid runs)."""
+    s = settings.resolved(setup.device, setup.args.max_positions)
+    model = GridModel(setup.encoder, setup.task, setup.task.make_head(setup.encoder.dim), setup.trainable,
+                      len(setup.jobs), ["en", "fr"], setup.device, s, log=print)
+    optimizers, _ = cell_optimizers(setup.jobs, model.params, 10 * len(setup.chunks))
+    buckets = s.buckets if s.compile else ()
+
+    def block():
+        for chunk in setup.chunks:
+            train_step(model, optimizers, chunk, 0, buckets)
+
+    return block, model
+
+
+def loop_runner(setup: Setup):
+    """A block of one separate job: train_epochs (today's loop) over the same batches; its own
+    clock leaves out its English dev evaluation."""
+    head = setup.task.make_head(setup.encoder.dim).to(setup.device)
+    setup.encoder.to(setup.device)
+    job = setup.jobs[0]
+
+    def block() -> float:
+        run = train_epochs(job, setup.task, setup.encoder, head, setup.trainable, setup.data, setup.device,
+                           log=lambda msg: None)
+        return run["train_s"]
+
+    return block
+
+
+def single_runner(setup: Setup, settings: GridSettings):
+    """A block of the best single-cell step we can write: the encoder's modules called directly
+    with the padding mask (no data-dependent branch), the task's loss, fused Adam, batches
+    prebuilt and padded on the device; compiled and bf16 as ``settings`` say."""
+    s = settings.resolved(setup.device, setup.args.max_positions)
+    enc, task, device = setup.encoder.to(setup.device), setup.task, setup.device
+    core = enc.encoder
+    head = task.make_head(enc.dim).to(device)
+    optimizer, _, _ = make_optimizer(setup.jobs[0], setup.trainable, head, 10 * len(setup.chunks), fused=True)
+    layers = list(core.language_layers[0]) + list(core.shared_layers)
+
+    def loss_of(batch):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bool(s.bf16)):
+            tokens = batch["tokens"]
+            mask = tokens.eq(setup.pad)
+            positions = torch.arange(tokens.size(1), device=tokens.device)
+            x = core.embed_tokens[0](tokens) + core.embed_positions[0](positions)[None]
+            x = core.dropout(core.emb_layer_norm[0](x)).masked_fill(mask.unsqueeze(-1), 0.0)
+            for layer in layers:
+                x = layer(x, src_key_padding_mask=mask)
+            return task.loss(head, x, batch).float()
+
+    step_loss = torch.compile(loss_of, dynamic=False, mode=s.compile_mode) if s.compile else loss_of
+    batches = []
+    for chunk in setup.chunks:
+        width = bucket(max(len(it.ids) for it in chunk), s.buckets) if s.compile else 0
+        batches.append({k: v.to(device) for k, v in task.batch(chunk, setup.pad, "cpu", width=width).items()})
+
+    def block():
+        enc.train(True)
         head.train(True)
-        for b, chunk in batches:
-            hidden = encoder.encode(b["tokens"], "en", padding_mask=b["tokens"].eq(pad))[-1]
-            loss = task.loss(head, hidden, b, chunk)
-            optimizer.zero_grad(set_to_none=True)
+        for b in batches:
+            loss = step_loss(b)
             loss.backward()
             optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+    return block
 
-    times = {"train_epochs": 0.0, "bare": 0.0}
-    eval_s = 0.0
-    bare_epoch()  # warm-up of both (kernels, allocator)
-    train_epochs(job, task, encoder, head, shared, data, device, log=lambda msg: None)
+
+def timed(fn, device) -> float:
+    sync(device)
+    t0 = time.perf_counter()
+    own = fn()
+    sync(device)
+    return own if isinstance(own, float) else time.perf_counter() - t0
+
+
+def bench_task(name: str, batch: int, args, device, settings: GridSettings) -> dict:
+    setup = Setup(name, batch, args, device)
+    cells, per_block = len(setup.jobs), batch * args.steps
+    grid_block, model = grid_runner(setup, settings)
+    single = settings if args.single_compile is None else dataclasses.replace(settings, compile=args.single_compile)
+    runners = {"grid": grid_block, "train_epochs": loop_runner(setup), "single_best": single_runner(setup, single)}
+    warmup = {k: timed(fn, device) for k, fn in runners.items()}  # compilation, allocations, optimizer state
+    times: dict[str, list[float]] = {k: [] for k in runners}
     for r in range(args.rounds):
-        order = ["train_epochs", "bare"] if r % 2 == 0 else ["bare", "train_epochs"]
-        for which in order:
-            sync()
-            t0 = time.perf_counter()
-            if which == "bare":
-                bare_epoch()
-            else:
-                run = train_epochs(job, task, encoder, head, shared, data, device, log=lambda msg: None)
-                eval_s += run["eval_s"]
-            sync()
-            elapsed = time.perf_counter() - t0
-            # train_epochs' own clock leaves out its English dev evaluation
-            times[which] += run["train_s"] if which == "train_epochs" else elapsed
-    eps = {k: n_train * args.rounds / v for k, v in times.items()}
-    mean_tokens = float(np.mean([len(it.ids) for it in data.items["train"]]))
-    return {"task": name, "batch_size": batch, "examples_per_s": eps,
-            "ratio_train_epochs_over_bare": eps["train_epochs"] / eps["bare"],
-            "dev_examples_per_s": args.dev_examples * args.rounds / eval_s, "mean_tokens": mean_tokens}
+        for k in (list(runners) if r % 2 == 0 else list(reversed(runners))):
+            times[k].append(timed(runners[k], device))
+    # cell-examples per second, per block: the grid trains every cell, a separate job one
+    rates = {k: [per_block * (cells if k == "grid" else 1) / t for t in v] for k, v in times.items()}
+    t0 = time.perf_counter()
+    model.evaluate(setup.dev, "en")
+    dev_rate = cells * len(setup.dev) / (time.perf_counter() - t0)
+    med = {k: stats(v)["median"] for k, v in rates.items()}
+    row = {"task": name, "batch_size": batch, "cells": cells, "settings": settings_tag(model.settings),
+           "single_settings": settings_tag(single.resolved(device, args.max_positions)),
+           "examples_per_s": med, "blocks": {k: stats(v) for k, v in rates.items()},
+           "grid_per_cell_examples_per_s": med["grid"] / cells,
+           "ratio_grid_over_train_epochs": med["grid"] / med["train_epochs"],
+           "ratio_grid_over_single_best": med["grid"] / med["single_best"],
+           "warmup_s": warmup, "dev_cell_examples_per_s": dev_rate,
+           "mean_tokens": float(np.mean([len(it.ids) for it in setup.items]))}
+    del model, grid_block, runners
+    variants = {}
+    for tag in args.grid_variants:
+        block, vmodel = grid_runner(setup, settings_from_tag(tag, settings))
+        w = timed(block, device)
+        v = [cells * per_block / timed(block, device) for _ in range(args.rounds)]
+        variants[tag] = {**stats(v), "warmup_s": w}
+        del block, vmodel
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    if variants:
+        row["grid_variants"] = variants
+    return row
+
+
+def startup_seconds(runs: int) -> float:
+    """Median wall time of a fresh Python that imports torch and the fine-tuning package."""
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", STARTUP], check=True)
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out)
+
+
+def job_seconds(row: dict, startup: float, examples: int) -> dict:
+    """M separate jobs against one grid job, for cells of ``examples`` training examples."""
+    e, m = row["examples_per_s"], row["cells"]
+    separate = m * (startup + examples / e["train_epochs"])
+    grid = startup + m * examples / e["grid"]
+    return {"separate_jobs_s": separate, "grid_job_s": grid, "ratio_separate_over_grid": separate / grid}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--dim", type=int, default=64)
-    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--ffn", type=int, default=256)
     ap.add_argument("--vocab", type=int, default=4000, help="dictionary size (the paper's joint BPE: about 80k)")
     ap.add_argument("--max-positions", type=int, default=256)
     ap.add_argument("--tasks", nargs="+", default=["xnli", "ner", "parsing"], choices=sorted(TASKS))
     ap.add_argument("--batches", nargs="+", type=int, default=None,
                     help="batch sizes (default: the paper's grid: XNLI 4 and 8, NER and parsing 16 and 32)")
+    ap.add_argument("--cells", type=int, default=None, help="cells per grid job (default: the paper grid's)")
     # typical English training examples: MultiNLI premise + hypothesis about 33 words, WikiAnn
     # about 8 words, UD English-EWT v2.3 16.3 words (204,585 words in 12,543 sentences)
     ap.add_argument("--xnli-tokens", type=int, default=48, help="mean pieces of a premise-hypothesis pair")
     ap.add_argument("--ner-words", type=int, default=8)
     ap.add_argument("--parsing-words", type=int, default=16)
     ap.add_argument("--steps", type=int, default=30, help="training steps per timed block")
-    ap.add_argument("--rounds", type=int, default=3, help="alternating blocks per loop")
-    ap.add_argument("--dev-examples", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=5, help="timed blocks per variant (at least 5)")
+    ap.add_argument("--dev-examples", type=int, default=256)
+    ap.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                    help="torch.compile the grid's and the single-cell step (default: on CUDA only)")
+    ap.add_argument("--single-compile", action=argparse.BooleanOptionalAction, default=None,
+                    help="compile the single-cell step too (default: as the grid's)")
+    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None,
+                    help="bf16 autocast in both (default: on CUDA only)")
+    ap.add_argument("--buckets", nargs="+", type=int, default=None, help="padded lengths of compiled steps")
+    ap.add_argument("--grid-variants", nargs="*", default=[], help="more grid settings to measure, e.g. fp32-eager")
+    ap.add_argument("--startup-runs", type=int, default=5, help="fresh processes timed for a job's start (0: none)")
+    ap.add_argument("--job-examples", type=int, default=1000,
+                    help="training examples of one cell's job for job_s (the demo's XNLI: 2 epochs x 500)")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    ap.add_argument("--json", type=Path, default=None, help="also write the results here (after every row)")
     args = ap.parse_args(argv)
+    if args.rounds < 5:
+        ap.error("--rounds: at least 5 blocks per variant")
     torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda but no GPU is visible")
     device = torch.device(args.device)
+    settings = GridSettings(compile=args.compile, bf16=args.bf16,
+                            buckets=tuple(args.buckets) if args.buckets else None)
     grid = {"xnli": [4, 8], "ner": [16, 32], "parsing": [16, 32]}
-    rows = []
+    startup = startup_seconds(args.startup_runs) if args.startup_runs else None
+    result = {"device": torch.cuda.get_device_name(0) if device.type == "cuda" else f"cpu ({args.threads} thread(s))",
+              "torch": torch.__version__,
+              "model": {"layers": args.layers, "dim": args.dim, "heads": args.heads, "ffn": args.ffn,
+                        "vocab": args.vocab},
+              "steps_per_block": args.steps, "rounds": args.rounds, "startup_s": startup, "rows": []}
     for name in args.tasks:
         for batch in args.batches or grid[name]:
-            row = bench_task(name, batch, args, device)
-            rows.append(row)
-            e = row["examples_per_s"]
-            print(f"{name:8s} batch {batch:3d}: train_epochs {e['train_epochs']:9.1f} ex/s  bare {e['bare']:9.1f} ex/s"
-                  f"  ratio {row['ratio_train_epochs_over_bare']:.3f}  dev {row['dev_examples_per_s']:9.1f} ex/s"
-                  f"  ({row['mean_tokens']:.0f} pieces per example)")
-    result = {"device": torch.cuda.get_device_name(0) if device.type == "cuda" else f"cpu ({args.threads} thread(s))",
-              "model": {"layers": args.layers, "dim": args.dim, "heads": args.heads, "ffn": args.ffn,
-                        "vocab": args.vocab}, "rows": rows}
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+            row = bench_task(name, batch, args, device, settings)
+            if startup is not None:
+                row["job_s"] = job_seconds(row, startup, args.job_examples)
+            result["rows"].append(row)
+            e, b = row["examples_per_s"], row["blocks"]["grid"]
+            print(f"{name:8s} batch {batch:3d} x {row['cells']} cells ({row['settings']}): grid {e['grid']:9.1f} "
+                  f"cell-ex/s (min {b['min']:.1f}, max {b['max']:.1f}; {row['grid_per_cell_examples_per_s']:.1f} per "
+                  f"cell)  separate jobs {e['train_epochs']:8.1f}  best single {e['single_best']:8.1f}  "
+                  f"grid/separate {row['ratio_grid_over_train_epochs']:.2f}  grid/single "
+                  f"{row['ratio_grid_over_single_best']:.2f}", flush=True)
+            for tag, v in row.get("grid_variants", {}).items():
+                print(f"    grid {tag:14s} {v['median']:9.1f} cell-ex/s (min {v['min']:.1f}, max {v['max']:.1f}; "
+                      f"warm-up {v['warmup_s']:.1f} s)", flush=True)
+            if "job_s" in row:
+                j = row["job_s"]
+                print(f"    jobs of {args.job_examples} examples a cell, {startup:.2f} s start-up each: "
+                      f"{row['cells']} separate {j['separate_jobs_s']:.1f} s, one grid job {j['grid_job_s']:.1f} s "
+                      f"(x{j['ratio_separate_over_grid']:.2f})", flush=True)
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 

@@ -153,6 +153,35 @@ def test_finetune_rates_are_the_harmonic_mean_over_the_grids_batch_sizes(tmp_pat
         budget.finetune_rates_from_benchmark(bench, finetune)
 
 
+def test_measured_grid_jobs_plan_one_job_per_batch_size(tmp_path):
+    """A benchmark of grid jobs (bench_finetune.py's examples_per_s.grid: all the cells of a batch
+    size in one job) plans XNLI as one job per model and batch size, hours from the whole grid's
+    rate; tasks it measured only cell by cell stay one job per cell."""
+    rows = [{"task": "xnli", "batch_size": b, "cells": 9, "examples_per_s": {"train_epochs": r / 8, "grid": r}}
+            for b, r in ((4, 1200.0), (8, 2400.0))]
+    rows.append({"task": "ner", "batch_size": 16, "examples_per_s": {"train_epochs": 500.0}})
+    rows.append({"task": "ner", "batch_size": 32, "examples_per_s": {"train_epochs": 900.0}})
+    bench = tmp_path / "ft.json"
+    bench.write_text(json.dumps({"device": "x", "rows": rows}))
+    grid = budget.finetune_grid_rates_from_benchmark(bench, PAPER["finetune"])
+    assert grid == {"xnli": {4: 1200.0, 8: 2400.0}}
+    per_cell = {**budget.DEFAULT_EXAMPLES_PER_SECOND, **budget.finetune_rates_from_benchmark(bench, PAPER["finetune"])}
+    rate = budget.paper_v100_rate()
+    out = {r.stage: r for r in budget.budget_rows(PAPER, rate, budget.DEFAULT_TRAIN_EXAMPLES, per_cell, grid)}
+    models = len(PAPER["settings"]) * len(PAPER["pairs"])
+    xnli, spec = out["finetune xnli"], PAPER["finetune"]["xnli"]
+    cell_examples = spec["epochs"] * spec["epoch_size"]
+    assert xnli.jobs == models * 2
+    # the same cell-examples as 18 jobs per model, at the grids' rates
+    assert xnli.gpu_hours == pytest.approx(models * 9 * cell_examples * (1 / 1200 + 1 / 2400) / 3600)
+    assert out["finetune ner"].jobs == models * 6
+    # a grid measured with another number of cells than the config's grid does not plan it
+    rows[0]["cells"] = 3
+    bench.write_text(json.dumps({"rows": rows}))
+    with pytest.raises(InputError, match="xnli batch 4: grid jobs of 9 cells.*3 cells measured"):
+        budget.finetune_grid_rates_from_benchmark(bench, PAPER["finetune"])
+
+
 def test_measured_h100_rates_plan_the_paper_run(capsys):
     """The H100 measurements kept in bench/measured/ plan the paper's run: pretraining at the
     measured model FLOP/s is faster than the V100 rate the paper implies (3 days on 8 V100)."""

@@ -11,18 +11,15 @@ import torch
 from fairseq.data import Dictionary
 from torch import nn
 
+# the toy tasks; test_finetune_real_encoder imports some of them from here
+from support.toy_tasks import LANGS, SUFFIX, WORDS, files, job, make_ner, make_nli, make_ud, per_word  # noqa: F401
 from xling.config import grid_cells, hp_id, load_yaml
 from xling.errors import InputError
-from xling.finetune import FinetuneJob, TaskFiles, finetune
+from xling.finetune import finetune
 from xling.finetune.data import read_bio, read_nli
 from xling.finetune.encoder import Encoder, freeze_language_specific
 from xling.finetune.schedule import warmup_linear
 from xling.finetune.text import WordEncoder
-
-LANGS = ["en", "fr"]
-WORDS = [f"w{i}" for i in range(12)] + ["yes", "maybe", "no"] + [f"p{i}" for i in range(4)] + \
-        [f"q{i}" for i in range(4)] + [f"l{i}" for i in range(4)] + [f"v{i}" for i in range(4)] + \
-        [f"n{i}" for i in range(6)]
 
 
 class TinyEncoder(nn.Module):
@@ -62,55 +59,6 @@ class TinyEncoder(nn.Module):
         return [self.lang_embed[lang]]
 
 
-def per_word(lang):
-    return lambda words: [[w] for w in words]
-
-
-def make_nli(rng, n):
-    rows = []
-    for _ in range(n):
-        label = rng.choice(["entailment", "neutral", "contradiction"])
-        cue = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}[label]
-        prem = " ".join(rng.choice(WORDS[:12]) for _ in range(rng.randint(2, 5)))
-        hyp = [rng.choice(WORDS[:12]) for _ in range(rng.randint(1, 4))]
-        hyp.insert(rng.randint(0, len(hyp)), cue)
-        rows.append(f"{prem}\t{' '.join(hyp)}\t{label}")
-    return "premise\thypothesis\tlabel\n" + "\n".join(rows) + "\n"
-
-
-def make_ner(rng, n):
-    sents = []
-    for _ in range(n):
-        lines = []
-        for _ in range(rng.randint(3, 7)):
-            r = rng.random()
-            if r < 0.2:
-                lines += [f"{rng.choice(WORDS[15:19])}\tB-PER", f"{rng.choice(WORDS[19:23])}\tI-PER"]
-            elif r < 0.35:
-                lines.append(f"{rng.choice(WORDS[23:27])}\tB-LOC")
-            else:
-                lines.append(f"{rng.choice(WORDS[:12])}\tO")
-        sents.append("\n".join(lines))
-    return "\n\n".join(sents) + "\n"
-
-
-def make_ud(rng, n):
-    """One verb (v*) is the root; every other word attaches to it, nouns before it as nsubj, after as obj."""
-    out = []
-    for k in range(n):
-        m = rng.randint(3, 7)
-        v = rng.randint(1, m)
-        lines = [f"# sent_id = {k}"]
-        for i in range(1, m + 1):
-            if i == v:
-                lines.append(f"{i}\t{rng.choice(WORDS[27:31])}\t_\tVERB\t_\t_\t0\troot\t_\t_")
-            else:
-                rel = "nsubj" if i < v else "obj:lvc"
-                lines.append(f"{i}\t{rng.choice(WORDS[31:37])}\t_\tNOUN\t_\t_\t{v}\t{rel}\t_\t_")
-        out.append("\n".join(lines))
-    return "\n\n".join(out) + "\n\n"
-
-
 @pytest.fixture(scope="module")
 def task_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("tasks")
@@ -122,21 +70,6 @@ def task_dir(tmp_path_factory):
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_text(make(rng, n), encoding="utf-8")
     return root
-
-
-SUFFIX = {"xnli": "tsv", "ner": "bio", "parsing": "conllu"}
-
-
-def job(task, hp, epochs, seed, max_seq_len=64, **kw) -> FinetuneJob:
-    """An en -> fr job of the fine-tuning rule's shape."""
-    return FinetuneJob(task=task, src_lang="en", tgt_lang="fr", hp=hp, epochs=epochs, seed=seed,
-                       max_seq_len=max_seq_len, warmup_fraction=0.1, **kw)
-
-
-def files(task_dir, task) -> TaskFiles:
-    root, x = task_dir / task, SUFFIX[task]
-    return TaskFiles(train=root / "en" / f"train.{x}", en_dev=root / "en" / f"dev.{x}",
-                     tgt_dev=root / "fr" / f"dev.{x}", tgt_test=root / "fr" / f"test.{x}")
 
 
 CASES = {

@@ -66,6 +66,16 @@ def test_per_model_rows_put_fine_tuning_with_its_model_and_planned_hours_beside(
     assert cells[("sep_emb", "en-fr")].planned_pretrain_h is None
 
 
+def test_a_grid_job_counts_as_its_models_fine_tuning(entries, tmp_path):
+    """A finetune_grid job (all the cells of a batch size at once) is its model's fine-tuning too."""
+    grid = {"rule": "finetune_grid", "setting": "sep_emb", "pair": "en-fr", "gpus": 1,
+            "benchmark": bench(tmp_path / "b/finetune/sep_emb/en-fr/xnli/grid_bs4.tsv", 1800, 2_000, 3_000)}
+    costs, _ = read_costs([*entries, grid])
+    cells = {(c.setting, c.pair): c for c in per_cell(costs, {})}
+    assert (cells[("sep_emb", "en-fr")].finetune.jobs, cells[("sep_emb", "en-fr")].finetune.wall_s) == (1, 1800)
+    assert per_rule(costs)["finetune_grid"].gpu_h == pytest.approx(0.5)
+
+
 def test_written_ledger(entries, tmp_path):
     md, out_csv = tmp_path / "report/compute.md", tmp_path / "report/compute.csv"
     res = write_ledger(entries, {"default/en-fr": 1.6}, "V100: the paper's own rate", {"default": "Default"}, md,

@@ -99,11 +99,7 @@ def rate_from_benchmark(path: str | Path) -> Rate:
     return Rate(float(flops), f"measured by bench/bench_pretrain.py on {rec.get('device', '?')} ({path})")
 
 
-def finetune_rates_from_benchmark(path: str | Path, finetune: Mapping[str, Any]) -> dict[str, float]:
-    """Examples/s per task from a ``bench/bench_finetune.py --json`` result: the harmonic mean of
-    the measured train_epochs rates over the batch sizes of the task's grid, since every grid
-    cell is one job (hours average as 1/rate). Tasks the benchmark did not run are left out."""
-    path = Path(path)
+def _read_finetune_benchmark(path: Path) -> list:
     what = "a bench/bench_finetune.py --json result"
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
@@ -113,8 +109,52 @@ def finetune_rates_from_benchmark(path: str | Path, finetune: Mapping[str, Any])
         raise InputError(path, err.lineno, what, err.msg) from None
     if not isinstance(rec, dict) or not isinstance(rec.get("rows"), list):
         raise InputError(path, None, f"{what} (a 'rows' list)")
+    return rec["rows"]
+
+
+def finetune_grid_rates_from_benchmark(path: str | Path, finetune: Mapping[str, Any]) -> dict[str, dict[int, float]]:
+    """Task -> batch size -> cell-examples/s of one grid job (all the grid's cells of that batch
+    size trained together, ``examples_per_s.grid`` of a ``bench/bench_finetune.py --json``
+    result). Tasks the benchmark did not measure as grids are left out; a grid job measured with
+    another number of cells than the config's grid has at that batch size is refused (its rate
+    depends on it)."""
+    path = Path(path)
+    what = "bench/bench_finetune.py rows with task, batch_size, cells and examples_per_s.grid"
+    measured: dict[tuple[str, int], tuple[int, float]] = {}
+    for row in _read_finetune_benchmark(path):
+        if not isinstance(row, dict) or "grid" not in (row.get("examples_per_s") or {}):
+            continue
+        try:
+            measured[(row["task"], int(row["batch_size"]))] = (int(row["cells"]), float(row["examples_per_s"]["grid"]))
+        except (KeyError, TypeError, ValueError):
+            raise InputError(path, None, what, repr(row)) from None
+    rates: dict[str, dict[int, float]] = {}
+    for task in finetune["tasks"]:
+        spec = finetune[task]
+        batches = [int(b) for b in spec["grid"]["batch_size"]]
+        found = {b: measured[(task, b)] for b in batches if (task, b) in measured}
+        if not found:
+            continue
+        if len(found) < len(batches):
+            raise InputError(path, None, f"{task} grid jobs measured at every batch size of its grid {batches}",
+                             f"none for {[b for b in batches if b not in found]}")
+        per_job = grid_size(spec["grid"]) // len(batches)
+        for b, (cells, _) in found.items():
+            if cells != per_job:
+                raise InputError(path, None, f"{task} batch {b}: grid jobs of {per_job} cells, as the config's "
+                                 "grid has", f"{cells} cells measured")
+        rates[task] = {b: rate for b, (_, rate) in found.items()}
+    return rates
+
+
+def finetune_rates_from_benchmark(path: str | Path, finetune: Mapping[str, Any]) -> dict[str, float]:
+    """Examples/s per task from a ``bench/bench_finetune.py --json`` result: the harmonic mean of
+    the measured train_epochs rates over the batch sizes of the task's grid, since every grid
+    cell is one job (hours average as 1/rate). Tasks the benchmark did not run are left out."""
+    path = Path(path)
+    what = "a bench/bench_finetune.py --json result"
     measured: dict[tuple[str, int], float] = {}
-    for row in rec["rows"]:
+    for row in _read_finetune_benchmark(path):
         try:
             measured[(row["task"], int(row["batch_size"]))] = float(row["examples_per_s"]["train_epochs"])
         except (KeyError, TypeError, ValueError):
@@ -325,9 +365,12 @@ def epoch_examples(finetune: Mapping[str, Any], task: str, train_set: int) -> in
 
 
 def budget_rows(config: Mapping[str, Any], rate: Rate, train_examples: Mapping[str, int],
-                examples_per_second: Mapping[str, float]) -> list[StageBudget]:
+                examples_per_second: Mapping[str, float],
+                grid_rates: Mapping[str, Mapping[int, float]] | None = None) -> list[StageBudget]:
     """Pretraining (every model, hours derived from the config) and one row per fine-tuning task
-    (Table 1's bilingual models)."""
+    (Table 1's bilingual models): one job per grid cell at ``examples_per_second``, or, for a task
+    in ``grid_rates`` (batch size -> cell-examples/s of a grid job), one job per batch size
+    training that batch size's cells together (xling.finetune.run_grid)."""
     est = pretrain_estimates(config, rate, margin=1.0)
     device = pretrain_device(config)
     gpus = device.count if device.kind != "cpu" else 0
@@ -342,6 +385,15 @@ def budget_rows(config: Mapping[str, Any], rate: Rate, train_examples: Mapping[s
         spec = config["finetune"][task]
         cells = grid_size(spec["grid"])
         examples = epoch_examples(config["finetune"], task, train_examples[task])
+        if grid_rates and task in grid_rates:
+            per_job = cells // len(spec["grid"]["batch_size"])
+            hours = [finetune_hours(per_job * examples, spec["epochs"], r) for r in grid_rates[task].values()]
+            shown = " / ".join(f"{r:,.0f}" for r in grid_rates[task].values())
+            rows.append(StageBudget(
+                f"finetune {task}", n_models * len(hours), ft_gpus, sum(hours) / len(hours),
+                f"{n_models} models x {len(hours)} grid jobs (one per batch size, {per_job} cells each); "
+                f"{spec['epochs']} epochs x {examples:,} examples a cell at {shown} cell-ex/s"))
+            continue
         hours = finetune_hours(examples, spec["epochs"], examples_per_second[task])
         rows.append(StageBudget(
             f"finetune {task}", n_models * cells, ft_gpus, hours,
@@ -390,12 +442,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate-from", type=Path, default=None,
                     help="a bench/bench_pretrain.py --json result: its achieved FLOP/s plans pretraining")
     ap.add_argument("--finetune-rate-from", type=Path, default=None,
-                    help="a bench/bench_finetune.py --json result: its examples/s plan the fine-tuning rows")
+                    help="a bench/bench_finetune.py --json result: its examples/s plan the fine-tuning rows "
+                         "(one job per batch size where it measured grid jobs, else one per cell)")
     args = ap.parse_args(argv)
     config = xcfg.load(*(args.config or [Path("config/config.yaml")]))
     rates = dict(DEFAULT_EXAMPLES_PER_SECOND)
+    grid_rates = {}
     if args.finetune_rate_from:
         rates.update(finetune_rates_from_benchmark(args.finetune_rate_from, config["finetune"]))
+        grid_rates = finetune_grid_rates_from_benchmark(args.finetune_rate_from, config["finetune"])
     pretrain_tps = None
     for item in args.rate:
         task, _, value = item.partition("=")
@@ -403,9 +458,10 @@ def main(argv: list[str] | None = None) -> int:
             pretrain_tps = float(value)
         else:
             rates[task] = float(value)
+            grid_rates.pop(task, None)  # a rate given by hand plans one job per cell
     rate = planned_rate(config, pretrain_device(config), args.rate_from, pretrain_tps)
     print(schedule_summary(config))
-    print(markdown_table(budget_rows(config, rate, DEFAULT_TRAIN_EXAMPLES, rates)), end="")
+    print(markdown_table(budget_rows(config, rate, DEFAULT_TRAIN_EXAMPLES, rates, grid_rates)), end="")
     margin = float(config["planning"]["runtime_margin"])
     unfit = [e for e in pretrain_estimates(config, rate, margin) if not e.fits]
     if unfit:

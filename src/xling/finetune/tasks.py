@@ -36,8 +36,8 @@ class Item:
     gold: object = None  # what the metric compares against (all words)
 
 
-def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
-    width = max((len(r) for r in rows), default=0) or 1
+def _pad(rows: list[list[int]], value: int, width: int = 0) -> torch.Tensor:
+    width = max(width, max((len(r) for r in rows), default=0), 1)
     return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=torch.long)
 
 
@@ -62,17 +62,21 @@ class TaskAdapter:
         """Items and the number of truncated sequences; ``tokenize_lines`` tokenises raw sentences."""
         raise NotImplementedError
 
-    def batch(self, items: list[Item], pad: int, device) -> dict:
-        b = {"tokens": _pad([it.ids for it in items], pad).to(device)}
+    def batch(self, items: list[Item], pad: int, device, width: int = 0) -> dict:
+        """The tensors of a batch. ``width``: pad tokens, and a word-level task's words, to at
+        least this many (a compiled step sees a bounded set of shapes); padding changes no loss
+        and no prediction."""
+        b = {"tokens": _pad([it.ids for it in items], pad, width).to(device)}
         if any(it.first for it in items):  # word-level tasks
-            b["first"] = _pad([it.first for it in items], 0).to(device)
+            b["first"] = _pad([it.first for it in items], 0, width).to(device)
         return b
 
     # -- model
     def make_head(self, dim: int) -> torch.nn.Module:
         raise NotImplementedError
 
-    def loss(self, head, hidden: torch.Tensor, batch: dict, items: list[Item]) -> torch.Tensor:
+    def loss(self, head, hidden: torch.Tensor, batch: dict) -> torch.Tensor:
+        """The mean loss of a batch from its tensors alone (a compiled step traces it)."""
         raise NotImplementedError
 
     def predict(self, head, hidden: torch.Tensor, batch: dict, items: list[Item]) -> list:
@@ -104,9 +108,13 @@ class NliTask(TaskAdapter):
     def make_head(self, dim):
         return SentenceClassifier(dim, len(self.labels), HEAD_DROPOUT)
 
-    def loss(self, head, hidden, batch, items):
-        target = torch.tensor([it.label for it in items], device=hidden.device)
-        return F.cross_entropy(head(hidden), target)
+    def batch(self, items, pad, device, width=0):
+        b = super().batch(items, pad, device, width)
+        b["labels"] = torch.tensor([it.label for it in items], dtype=torch.long).to(device)
+        return b
+
+    def loss(self, head, hidden, batch):
+        return F.cross_entropy(head(hidden), batch["labels"])
 
     def predict(self, head, hidden, batch, items):
         return head(hidden).argmax(-1).tolist()
@@ -136,15 +144,15 @@ class NerTask(TaskAdapter):
             items.append(Item(e.ids, e.first, targets=targets, gold=s.tags))
         return items, cut
 
-    def batch(self, items, pad, device):
-        b = super().batch(items, pad, device)
-        b["targets"] = _pad([it.targets for it in items], IGNORE).to(device)
+    def batch(self, items, pad, device, width=0):
+        b = super().batch(items, pad, device, width)
+        b["targets"] = _pad([it.targets for it in items], IGNORE, b["first"].size(1)).to(device)
         return b
 
     def make_head(self, dim):
         return Tagger(dim, len(self.labels), HEAD_DROPOUT)
 
-    def loss(self, head, hidden, batch, items):
+    def loss(self, head, hidden, batch):
         logits = head(hidden, batch["first"])
         return F.cross_entropy(logits.flatten(0, 1), batch["targets"].flatten(), ignore_index=IGNORE)
 
@@ -182,14 +190,14 @@ class ParsingTask(TaskAdapter):
             items.append(Item(e.ids, e.first, targets=targets, heads=heads, gold=list(zip(t.heads, t.deprels))))
         return items, cut
 
-    def batch(self, items, pad, device):
-        b = super().batch(items, pad, device)
+    def batch(self, items, pad, device, width=0):
+        b = super().batch(items, pad, device, width)
         # Node 0 (ROOT) has no head: IGNORE in position 0.
-        b["heads"] = _pad([[IGNORE, *it.heads] for it in items], IGNORE).to(device)
-        b["targets"] = _pad([[IGNORE, *it.targets] for it in items], IGNORE).to(device)
-        n_nodes = torch.tensor([1 + len(it.first) for it in items], device=device)
-        width = b["heads"].size(1)
-        b["node_mask"] = torch.arange(width, device=device).unsqueeze(0) < n_nodes.unsqueeze(1)
+        nodes = 1 + b["first"].size(1)
+        b["heads"] = _pad([[IGNORE, *it.heads] for it in items], IGNORE, nodes).to(device)
+        b["targets"] = _pad([[IGNORE, *it.targets] for it in items], IGNORE, nodes).to(device)
+        n_nodes = torch.tensor([1 + len(it.first) for it in items])
+        b["node_mask"] = (torch.arange(nodes).unsqueeze(0) < n_nodes.unsqueeze(1)).to(device)
         return b
 
     def make_head(self, dim):
@@ -204,7 +212,7 @@ class ParsingTask(TaskAdapter):
         # A large finite penalty, not -inf: rows with no allowed arc (padding) must not give NaN gradients.
         return arcs.masked_fill(~allowed, -1e9)
 
-    def loss(self, head, hidden, batch, items):
+    def loss(self, head, hidden, batch):
         nodes = head.nodes(hidden, batch["first"])
         arcs = self._masked_arcs(head, nodes, batch)
         gold = batch["heads"]

@@ -132,16 +132,19 @@ def load_task_data(job: FinetuneJob, task: TaskAdapter, dictionary, words_to_sub
     return TaskData(items, truncated)
 
 
-def make_optimizer(job: FinetuneJob, shared: list[torch.nn.Parameter], head: torch.nn.Module, total_steps: int):
-    """Adam over the trainable encoder parameters and the head (XNLI: one learning rate each), and
-    its schedule over ``total_steps``."""
+def make_optimizer(job: FinetuneJob, shared: list[torch.Tensor], head: torch.nn.Module | list[torch.Tensor],
+                   total_steps: int, fused: bool | None = None):
+    """Adam over the trainable encoder parameters and the head (a module or its tensors; XNLI: one
+    learning rate each), and its schedule over ``total_steps``. ``fused``: torch's fused kernel
+    (None: torch's default, foreach)."""
     hp = job.hp
+    head_params = list(head.parameters()) if isinstance(head, torch.nn.Module) else list(head)
     if "encoder_lr" in hp:
-        groups = [{"params": shared, "lr": float(hp["encoder_lr"])},
-                  {"params": list(head.parameters()), "lr": float(hp["classifier_lr"])}]
+        groups = [{"params": list(shared), "lr": float(hp["encoder_lr"])},
+                  {"params": head_params, "lr": float(hp["classifier_lr"])}]
     else:
-        groups = [{"params": shared + list(head.parameters()), "lr": float(hp["lr"])}]
-    optimizer = torch.optim.Adam(groups)
+        groups = [{"params": list(shared) + head_params, "lr": float(hp["lr"])}]
+    optimizer = torch.optim.Adam(groups, fused=fused)
     schedule = job.schedule or ("constant" if "encoder_lr" in hp else "warmup_linear")
     factor = SCHEDULES[schedule]
     warmup = float(job.warmup_fraction)
@@ -175,7 +178,7 @@ def train_epochs(job: FinetuneJob, task: TaskAdapter, encoder: Encoder, head, sh
             chunk = [train_items[i] for i in order[:batch_size]]
             del order[:batch_size]
             batch = task.batch(chunk, pad, device)
-            loss = task.loss(head, _forward(encoder, batch["tokens"], job.src_lang, pad), batch, chunk)
+            loss = task.loss(head, _forward(encoder, batch["tokens"], job.src_lang, pad), batch)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -222,6 +225,15 @@ def finetune(job: FinetuneJob, encoder: Encoder, words_to_subwords: Callable[[st
         scores["tgt_dev"] = evaluate(task, encoder, head, data.items["tgt_dev"], job.tgt_lang, device)
     scores["tgt_test"] = evaluate(task, encoder, head, data.items["tgt_test"], job.tgt_lang, device)
     eval_s = run["eval_s"] + time.time() - t3
+    timing = {"train_s": run["train_s"], "eval_s": eval_s, "total_s": time.time() - t_start}
+    return result_record(job, task, run, scores, data, timing, device)
+
+
+def result_record(job: FinetuneJob, task: TaskAdapter, run: dict, scores: dict, data: TaskData, timing: dict,
+                  device: torch.device) -> dict:
+    """What a finetune job writes to result.json (the report reads en_dev and tgt_test): ``run``
+    from training (best_epoch, history, epoch_size, steps, schedule), ``scores`` split -> the
+    task's scores of the best epoch, ``timing`` train_s, eval_s and total_s in seconds."""
     return {
         "task": job.task,
         "metric": task.metric,
@@ -243,8 +255,7 @@ def finetune(job: FinetuneJob, encoder: Encoder, words_to_subwords: Callable[[st
         "examples": {k: len(v) for k, v in data.items.items()},
         "truncated": data.truncated,
         "max_seq_len": job.max_seq_len,
-        "timing": {"train_s": round(run["train_s"], 3), "eval_s": round(eval_s, 3),
-                   "total_s": round(time.time() - t_start, 3)},
+        "timing": {k: round(timing[k], 3) for k in ("train_s", "eval_s", "total_s")},
         "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(device),
         "host": platform.node(),
     }
@@ -285,6 +296,11 @@ def run_finetune(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path
     encoder = load_encoder(Path(checkpoint), Path(dictionary))
     result = finetune(job, encoder, lambda lang: SubwordTokenizer(Path(bpe), lang).words_to_subwords, files,
                       device, log, stanford_home)
+    return write_result(result, checkpoint, bpe, meta, out_json)
+
+
+def write_result(result: dict, checkpoint: Path, bpe: Path, meta: dict | None, out_json: Path) -> dict:
+    """Add where the model came from and the job's ``meta``, and write result.json atomically."""
     result["checkpoint"] = str(checkpoint)
     result["bpe"] = str(bpe)
     result["meta"] = meta or {}

@@ -76,17 +76,21 @@ class CellCost:
     planned_pretrain_h: float | None
 
 
+# fine-tuning jobs: one grid cell each, or all the cells of a batch size (xling.finetune.run_grid)
+FINETUNE_RULES = ("finetune", "finetune_grid")
+
+
 def per_cell(costs: Iterable[JobCost], planned: Mapping[str, float]) -> list[CellCost]:
     """One row per pretrained model (``setting/pair``, ``mono/model``): its pretraining job and, for
     Table 1's cells, its fine-tuning jobs; ``planned``: the budget's pretraining hours by model."""
     cells: dict[tuple[str, str], CellCost] = {}
     for c in costs:
-        if c.setting is None or c.pair is None or c.rule not in ("pretrain", "pretrain_mono", "finetune"):
+        if c.setting is None or c.pair is None or c.rule not in ("pretrain", "pretrain_mono", *FINETUNE_RULES):
             continue
         key = (c.setting, c.pair)
         if key not in cells:
             cells[key] = CellCost(c.setting, c.pair, Total(), Total(), planned.get(f"{c.setting}/{c.pair}"))
-        (cells[key].finetune if c.rule == "finetune" else cells[key].pretrain).add_job(c)
+        (cells[key].finetune if c.rule in FINETUNE_RULES else cells[key].pretrain).add_job(c)
     return list(cells.values())
 
 

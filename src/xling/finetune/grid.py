@@ -1,0 +1,370 @@
+"""The grid cells of one (model, task, batch size, fine-tuning seed) trained together in one job.
+
+A finetune job trains one grid cell; at the grid's small batches its step is a few milliseconds
+of kernel launches and optimizer work, whatever the batch. Cells that share the batch size and the
+seed see the same data in the same order, so one job trains them as one batched model
+(xling.finetune.cell_encoder, xling.finetune.cells): each cell keeps its own weights, Adam
+moments, learning rates and schedule, its best epoch on English dev and its result record, the
+same as its own job would write (``result_record``). With dropout off the cells equal separate
+jobs to float tolerance (``tests/test_finetune_grid.py``); with dropout they differ by its noise.
+
+Fast steps (``GridSettings``): the batch goes to the device without a host sync, the cells'
+losses are read once per epoch, torch's fused Adam updates each cell (skipping a cell whose loss
+is not finite), and on request (default: on CUDA) the step is compiled and run under bf16
+autocast; batches are then padded to a bounded set of lengths so that it compiles once per
+length, not per batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+from torch import nn
+from torch.func import functional_call, vmap
+
+from xling.config import grid_cells
+from xling.finetune.cell_encoder import CellEncoder
+from xling.finetune.cells import CellOptimizers, CellParameters
+from xling.finetune.encoder import freeze_language_specific
+from xling.finetune.tasks import TASKS, Item, TaskAdapter
+from xling.finetune.text import WordsToSubwords
+from xling.finetune.train import (
+    FinetuneJob,
+    TaskData,
+    TaskFiles,
+    load_task_data,
+    make_optimizer,
+    max_positions,
+    result_record,
+    set_seed,
+    write_result,
+)
+from xling.progress import progress
+
+LR_KEYS = ("lr", "encoder_lr", "classifier_lr")
+
+
+@dataclass(frozen=True)
+class GridSettings:
+    """How the grid's step runs; results do not depend on it beyond float rounding (bf16: its noise).
+
+    ``compile``: torch.compile the forward and backward (None: on CUDA only; falls back to eager,
+    with a log line, where compiling fails); ``compile_mode``: torch.compile's mode;
+    ``bf16``: bf16 autocast with fp32 weights and optimizer (None: when compiled on CUDA, where
+    the casts fuse into the kernels; eagerly every weight is cast anew each step, which made a
+    batch-4 step slower on an H100 than fp32); ``buckets``:
+    the padded lengths of a compiled step (None: ``default_buckets``); ``eval_batch_size``:
+    sequences per scoring batch, every cell at once."""
+
+    compile: bool | None = None
+    compile_mode: str = "default"
+    bf16: bool | None = None
+    buckets: tuple[int, ...] | None = None
+    eval_batch_size: int = 128
+
+    @classmethod
+    def from_params(cls, params: dict | None) -> GridSettings:
+        """From a rule's plain ``params`` (a list of buckets; None or {}: the defaults)."""
+        params = dict(params or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise ValueError(f"grid settings: unknown {unknown}; known: {sorted(known)}")
+        if params.get("buckets") is not None:
+            params["buckets"] = tuple(int(b) for b in params["buckets"])
+        return cls(**params)
+
+    def resolved(self, device: torch.device, max_seq_len: int) -> GridSettings:
+        cuda = device.type == "cuda"
+        buckets = tuple(sorted({b for b in (self.buckets or default_buckets(max_seq_len)) if b < max_seq_len}
+                               | {max_seq_len}))
+        if self.eval_batch_size < 1:
+            raise ValueError(f"eval_batch_size must be positive, got {self.eval_batch_size}")
+        compiled = cuda if self.compile is None else bool(self.compile)
+        bf16 = cuda and compiled if self.bf16 is None else bool(self.bf16)
+        return dataclasses.replace(self, compile=compiled, bf16=bf16, buckets=buckets)
+
+
+def default_buckets(max_seq_len: int) -> tuple[int, ...]:
+    """Lengths 16, 24, 32, 48, 64, 96, ... (multiples of 8, each about 1.5x the last) up to
+    ``max_seq_len``: at most a third of a batch is padding, and 256 tokens take 9 compiles."""
+    out, n = [], 16
+    while n < max_seq_len:
+        out.append(n)
+        n = n * 3 // 2 if n & (n - 1) == 0 else n * 4 // 3
+        n = -(-n // 8) * 8
+    return (*out, max_seq_len)
+
+
+def bucket(length: int, buckets: tuple[int, ...]) -> int:
+    """The smallest bucket that holds ``length`` tokens."""
+    for b in buckets:
+        if length <= b:
+            return b
+    raise ValueError(f"a sequence of {length} tokens is longer than the largest bucket {buckets[-1]}")
+
+
+def cells_by_batch_size(task_cfg: dict) -> dict[int, list[dict]]:
+    """A task's grid (``finetune.<task>`` of the config) as grid jobs: batch size -> the cells one
+    job trains together, in ``xling.config.grid_cells``' order."""
+    out: dict[int, list[dict]] = {}
+    for cell in grid_cells(task_cfg):
+        out.setdefault(int(cell["batch_size"]), []).append(cell)
+    return out
+
+
+def check_grid(jobs: list[FinetuneJob]) -> None:
+    """Cells of one grid job differ only in their learning rates."""
+    if not jobs:
+        raise ValueError("a grid job needs at least one cell")
+    ref = jobs[0]
+    for i, job in enumerate(jobs[1:], 1):
+        if set(job.hp) != set(ref.hp):
+            raise ValueError(f"grid cell {i}: hyperparameters {sorted(job.hp)}, cell 0 has {sorted(ref.hp)}")
+        for key in job.hp:
+            if key not in LR_KEYS and job.hp[key] != ref.hp[key]:
+                raise ValueError(f"grid cell {i}: {key} {job.hp[key]!r}, cell 0 has {ref.hp[key]!r} "
+                                 "(one grid job trains cells that differ only in learning rates)")
+        for f in dataclasses.fields(FinetuneJob):
+            if f.name != "hp" and getattr(job, f.name) != getattr(ref, f.name):
+                raise ValueError(f"grid cell {i}: {f.name} {getattr(job, f.name)!r}, cell 0 has "
+                                 f"{getattr(ref, f.name)!r}")
+
+
+class _Loss(nn.Module):
+    """The task's loss with ``head`` as a submodule, so torch.func can call it with a cell's weights."""
+
+    def __init__(self, task: TaskAdapter, head: nn.Module):
+        super().__init__()
+        self.task, self.head = task, head
+
+    def forward(self, hidden: torch.Tensor, batch: dict) -> torch.Tensor:
+        return self.task.loss(self.head, hidden, batch)
+
+
+class _Predict(_Loss):
+    def forward(self, hidden: torch.Tensor, batch: dict, items: list[Item]) -> list:
+        return self.task.predict(self.head, hidden, batch, items)
+
+
+def to_device(batch: dict, device: torch.device) -> dict:
+    """The batch on ``device`` without waiting for it (pinned memory, asynchronous copy)."""
+    if device.type != "cuda":
+        return {k: v.to(device) for k, v in batch.items()}
+    return {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}
+
+
+class GridModel:
+    """M cells of one loaded encoder (an EncoderCore inside, as ``load_encoder`` gives) and a head."""
+
+    def __init__(self, encoder, task: TaskAdapter, head: nn.Module, trainable: list[nn.Parameter], cells: int,
+                 langs: list[str], device: torch.device, settings: GridSettings,
+                 log: Callable[[str], None] = lambda msg: None):
+        core = getattr(encoder, "encoder", None)
+        self.cell_encoder = CellEncoder(core if core is not None else encoder)
+        self.encoder, self.task, self.cells, self.device, self.settings, self.log = (
+            encoder, task, cells, device, settings, log)
+        self.pad = encoder.dictionary.pad()
+        trained = {id(p) for p in trainable}
+        used = {n for lang in langs for n in self.cell_encoder.used_parameters(encoder.lang_id(lang))}
+        named = dict(self.cell_encoder.core.named_parameters())
+        enc_trained = {n: p for n, p in named.items() if n in used and id(p) in trained}
+        head = head.to(device)
+        self.params = CellParameters(enc_trained, {f"head.{n}": p for n, p in head.named_parameters()}, cells,
+                                     device)
+        frozen = {n: p.detach().to(device) for n, p in named.items() if n in used and id(p) not in trained}
+        self.weights = {**frozen, **{n: self.params.stacked[n] for n in enc_trained}}
+        self.head_weights = {n: self.params.stacked[n] for n in self.params.head_names}
+        self.loss_module, self.predict_module = _Loss(task, head), _Predict(task, head)
+        self._losses = self._cell_losses
+        if settings.compile:
+            # one graph per padded length; raise dynamo's limit past the number of buckets
+            torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit,
+                                                       len(settings.buckets) + 2)
+            self._losses = torch.compile(self._cell_losses, dynamic=False, mode=settings.compile_mode)
+
+    def _autocast(self):
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bool(self.settings.bf16))
+
+    def _cell_losses(self, weights: dict, head_weights: dict, batch: dict, lang: int) -> torch.Tensor:
+        with self._autocast():
+            tokens = batch["tokens"]
+            hidden = self.cell_encoder(weights, tokens, lang, tokens.eq(self.pad), self.cells, training=True)
+
+            def one(w, h):
+                return functional_call(self.loss_module, w, (h, batch))
+
+            losses = vmap(one, randomness="same")(head_weights, hidden)  # one dropout mask, as in the encoder
+        return losses.float()
+
+    def losses(self, batch: dict, lang: int) -> torch.Tensor:
+        """The cells' training losses [M] of one batch (dropout on), with their graph."""
+        self.loss_module.train(True)
+        try:
+            return self._losses(self.weights, self.head_weights, batch, lang)
+        except Exception as err:  # noqa: BLE001 - any compiler failure: train eagerly instead
+            if self._losses == self._cell_losses:
+                raise
+            self.log(f"torch.compile failed ({type(err).__name__}: {str(err)[:300]}); training eagerly")
+            self._losses = self._cell_losses
+            return self._losses(self.weights, self.head_weights, batch, lang)
+
+    @torch.no_grad()
+    def predict(self, items: list[Item], lang: str) -> list[list]:
+        """Predictions of every cell for ``items`` with ``lang``'s language-specific parameters."""
+        self.predict_module.train(False)
+        lang_id = self.encoder.lang_id(lang)
+        order = sorted(range(len(items)), key=lambda i: len(items[i].ids))  # similar lengths: less padding
+        preds: list[list] = [[None] * len(items) for _ in range(self.cells)]
+        heads = [{n: t[m] for n, t in self.head_weights.items()} for m in range(self.cells)]
+        size = self.settings.eval_batch_size
+        for s in range(0, len(order), size):
+            idx = order[s : s + size]
+            chunk = [items[i] for i in idx]
+            batch = self.task.batch(chunk, self.pad, self.device)
+            tokens = batch["tokens"]
+            with self._autocast():
+                hidden = self.cell_encoder(self.weights, tokens, lang_id, tokens.eq(self.pad), self.cells,
+                                           training=False)
+            for m in range(self.cells):
+                out = functional_call(self.predict_module, heads[m], (hidden[m].float(), batch, chunk))
+                for i, p in zip(idx, out):
+                    preds[m][i] = p
+        return preds
+
+    def evaluate(self, items: list[Item], lang: str) -> list[dict]:
+        """Every cell's task scores of ``items``."""
+        return [self.task.score(items, p) for p in self.predict(items, lang)]
+
+
+def cell_optimizers(jobs: list[FinetuneJob], params: CellParameters, total_steps: int) -> tuple[CellOptimizers, list]:
+    """Each cell's fused Adam and schedule, as ``make_optimizer`` builds its own job's; and the
+    schedules' names."""
+    schedules = []
+
+    def make(m, enc, head):
+        opt, sched, name = make_optimizer(jobs[m], [enc], [head], total_steps, fused=True)
+        schedules.append(name)
+        return opt, sched
+
+    return CellOptimizers(params, make), schedules
+
+
+def train_step(model: GridModel, optimizers: CellOptimizers, chunk: list[Item], lang: int,
+               buckets: tuple[int, ...]) -> torch.Tensor:
+    """One update of every cell on ``chunk`` (padded to a bucket if ``buckets``); the cells'
+    losses [M], still on the device."""
+    width = bucket(max(len(it.ids) for it in chunk), buckets) if buckets else 0
+    batch = to_device(model.task.batch(chunk, model.pad, "cpu", width=width), model.device)
+    losses = model.losses(batch, lang)
+    losses.sum().backward()  # the cells share no weight: each gets its own loss's gradient
+    optimizers.step(losses)
+    return losses.detach()
+
+
+def train_cells(jobs: list[FinetuneJob], task: TaskAdapter, model: GridModel, data: TaskData,
+                log: Callable[[str], None]) -> list[dict]:
+    """``train_epochs`` for the cells of one grid: the same data order, each cell's best epoch on
+    English dev restored at the end. Returns one run record per cell."""
+    job, cells, device = jobs[0], model.cells, model.device
+    train_items = data.items["train"]
+    batch_size = int(job.hp["batch_size"])
+    per_epoch = job.epoch_size or len(train_items)
+    steps_per_epoch = math.ceil(per_epoch / batch_size)
+    total_steps = steps_per_epoch * job.epochs
+    optimizers, schedules = cell_optimizers(jobs, model.params, total_steps)
+    gen = torch.Generator().manual_seed(job.seed)
+    lang = model.encoder.lang_id(job.src_lang)
+    buckets = model.settings.buckets if model.settings.compile else ()
+    order: list[int] = []
+    history: list[list[dict]] = [[] for _ in range(cells)]
+    best: list[tuple[float, int] | None] = [None] * cells
+    train_s = eval_s = 0.0
+    for epoch in range(1, job.epochs + 1):
+        t0 = time.time()
+        loss_sum = torch.zeros(cells, dtype=torch.float64, device=device)
+        for _ in progress(range(steps_per_epoch), desc=f"{job.task} x{cells} epoch {epoch}/{job.epochs}",
+                          unit="step"):
+            # the same stream of seeded permutations as train_epochs: every cell sees one job's data
+            while len(order) < batch_size:
+                order.extend(torch.randperm(len(train_items), generator=gen).tolist())
+            chunk = [train_items[i] for i in order[:batch_size]]
+            del order[:batch_size]
+            loss_sum += train_step(model, optimizers, chunk, lang, buckets).double()
+        train_loss = (loss_sum / steps_per_epoch).tolist()  # the epoch's one read of the device
+        t1 = time.time()
+        dev = [s[task.metric] for s in model.evaluate(data.items["en_dev"], job.src_lang)]
+        t2 = time.time()
+        train_s += t1 - t0
+        eval_s += t2 - t1
+        for m in range(cells):
+            history[m].append({"epoch": epoch, "train_loss": float(train_loss[m]), "en_dev": dev[m]})
+            if best[m] is None or dev[m] > best[m][0]:
+                best[m] = (dev[m], epoch)
+                model.params.keep(m)
+        log(f"epoch {epoch}: loss " + " ".join(f"{x:.4f}" for x in train_loss)
+            + f" | en dev {task.metric} " + " ".join(f"{x:.2f}" for x in dev))
+    model.params.restore_best()
+    return [{"best_epoch": best[m][1], "history": history[m], "epoch_size": per_epoch, "steps": total_steps,
+             "schedule": schedules[m], "train_s": train_s, "eval_s": eval_s} for m in range(cells)]
+
+
+def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[[str], WordsToSubwords],
+                  files: TaskFiles, device: str = "cpu", log: Callable[[str], None] | None = None,
+                  stanford_home: str | None = None, settings: GridSettings | None = None) -> list[dict]:
+    """``finetune`` for every cell of ``jobs`` (one grid: the same job but for learning rates) in one
+    process: one result record per cell, as its own job would return it. ``encoder``'s weights
+    are not modified (its language-specific parameters are marked frozen, as ``finetune`` does)."""
+    t_start = time.time()
+    check_grid(jobs)
+    job = jobs[0]
+    set_seed(job.seed)  # the head's initialisation and the data order: those of each cell's own job
+    task: TaskAdapter = TASKS[job.task](job.hp)
+    device = torch.device(device)
+    settings = (settings or GridSettings()).resolved(device, job.max_seq_len)
+    log = log or (lambda msg: None)
+    limit = max_positions(encoder)
+    if limit is not None and job.max_seq_len > limit:
+        raise ValueError(f"max_seq_len {job.max_seq_len} exceeds the encoder's {limit} positions")
+    data = load_task_data(job, task, encoder.dictionary, words_to_subwords, files, stanford_home)
+    trainable = freeze_language_specific(encoder)
+    head = task.make_head(encoder.dim)
+    model = GridModel(encoder, task, head, trainable, len(jobs), [job.src_lang, job.tgt_lang], device, settings, log)
+    log(f"{len(jobs)} cells; compile {settings.compile}, bf16 {settings.bf16}, buckets {list(settings.buckets)}")
+    runs = train_cells(jobs, task, model, data, log)
+    t3 = time.time()
+    scores = [{"en_dev": s} for s in model.evaluate(data.items["en_dev"], job.src_lang)]
+    for split, lang in (("tgt_dev", job.tgt_lang), ("tgt_test", job.tgt_lang)):
+        if split in data.items:
+            for cell, s in zip(scores, model.evaluate(data.items[split], lang)):
+                cell[split] = s
+    # the grid's times: its cells trained together
+    timing = {"train_s": runs[0]["train_s"], "eval_s": runs[0]["eval_s"] + time.time() - t3,
+              "total_s": time.time() - t_start}
+    return [result_record(j, task, run, s, data, timing, device) for j, run, s in zip(jobs, runs, scores)]
+
+
+def run_grid(jobs: list[FinetuneJob], checkpoint: Path, dictionary: Path, bpe: Path, files: TaskFiles,
+             out_jsons: list[Path], device: str = "cpu", metas: list[dict] | None = None,
+             log: Callable[[str], None] | None = None, stanford_home: str | None = None,
+             settings: GridSettings | None = None) -> list[dict]:
+    """The Snakemake grid job: ``run_finetune`` for the cells of ``jobs`` at once, cell i's
+    result.json written (atomically) to ``out_jsons[i]`` with ``metas[i]``."""
+    from xling.bpe import SubwordTokenizer
+    from xling.pretrain.loader import load_encoder
+
+    if len(out_jsons) != len(jobs) or (metas is not None and len(metas) != len(jobs)):
+        raise ValueError(f"{len(jobs)} cells need as many result paths (got {len(out_jsons)}) and metas")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {device} requested but CUDA is not available")
+    encoder = load_encoder(Path(checkpoint), Path(dictionary))
+    results = finetune_grid(jobs, encoder, lambda lang: SubwordTokenizer(Path(bpe), lang).words_to_subwords,
+                            files, device, log, stanford_home, settings)
+    return [write_result(r, checkpoint, bpe, (metas or [None] * len(jobs))[i], out_jsons[i])
+            for i, r in enumerate(results)]
