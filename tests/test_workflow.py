@@ -58,7 +58,9 @@ def test_paper_dag_plans_every_table1_job(tmp_path, licensed_config):
     # 10 settings x 3 pairs, and Figure 7's bilingual en-de (Default) and en-en' (Sep Emb) models
     assert counts["pretrain"] == 30 + 2
     assert counts["pretrain_mono"] == 6        # en fr de ru zh + en'
-    assert counts["finetune"] == 10 * 3 * (18 + 6 + 6)   # settings x pairs x grid cells
+    # settings x pairs x one job per batch size of each grid (XNLI 2 x 9 cells, NER and parsing 2 x 3)
+    assert counts["finetune_grid_xnli"] == counts["finetune_grid_ner"] == counts["finetune_grid_parsing"] == 10 * 3 * 2
+    assert "finetune" not in counts
     # Sep* rows and Default anchors share one BPE/binarised data set per pair; en-de for Figure 7
     assert counts["binarize"] == 5 * 3 + 1
     assert counts["bpe"] == 5 * 3 + 1
@@ -95,7 +97,7 @@ def test_seeds_replicate_table1_and_nothing_else(tmp_path, licensed_config):
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout)
     assert counts["pretrain"] == 30 * 3 + 2 and counts["pretrain_mono"] == 6
-    assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) * 3 * 2
+    assert counts["finetune_grid_xnli"] == counts["finetune_grid_ner"] == 10 * 3 * 2 * 3 * 2
     assert counts["transfer"] == 2 * 3 * 9 and counts["export_hf"] == 5 * 3 + 1 + 6
     assert counts["findings"] == 1 and counts["table1"] == 1
     assert counts["shared_space"] == 3 * 3 * 3 and counts["shared_space_report"] == 1
@@ -111,7 +113,8 @@ def test_missing_licensed_corpus_leaves_out_only_its_cells(tmp_path):
     assert "NER en-zh is left out of this run" in out and "licensed.levow_zh.path is not set" in out
     assert job_counts(proc.stdout)["transfer"] == (2 + 3) * 9  # Figure 5 leaves out NER en-zh as well
     counts = job_counts(proc.stdout)
-    assert counts["finetune"] == 10 * 3 * (18 + 6 + 6) - 10 * 6
+    assert counts["finetune_grid_xnli"] == counts["finetune_grid_parsing"] == 10 * 3 * 2
+    assert counts["finetune_grid_ner"] == 10 * 2 * 2  # not en-zh
     assert "taskdata_ner_levow" not in counts and "taskdata_ner_conll2003" not in counts
     assert counts["table1"] == 1 and counts["pretrain"] == 32
     assert not (tmp_path / "results").exists()
@@ -442,9 +445,16 @@ def test_ablation_targets_plan_exactly_their_part_of_the_paper_run(tmp_path, lic
     pretrainings and every grid cell and seed of its fine-tunings, and nothing else of Table 1."""
     from xling import config as xcfg
 
+    from xling.finetune.grid import cells_by_batch_size
+
     cfg = xcfg.load(REPO / "config" / "config.yaml", licensed_config)
-    cells = sum(len(xcfg.grid_cells(cfg["finetune"][t])) for t in cfg["finetune"]["tasks"])
+    # fine-tuning jobs of one model: a job per batch size where its cells train together, else a cell
+    groups = [cells_by_batch_size(cfg["finetune"][t]) for t in cfg["finetune"]["tasks"]]
+    cells = sum(len(g) if len(next(iter(g.values()))) > 1 else sum(map(len, g.values())) for g in groups)
     seeds = len(cfg["seeds"]["pretrain"]) * len(cfg["seeds"]["finetune"])
+
+    def finetune(counts):
+        return sum(n for rule, n in counts.items() if rule.startswith("finetune"))
 
     def counts(target):
         proc = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(licensed_config), "--", target)
@@ -453,16 +463,16 @@ def test_ablation_targets_plan_exactly_their_part_of_the_paper_run(tmp_path, lic
 
     row = counts("table1_row_sep_emb")
     assert row["pretrain"] == len(cfg["pairs"]) * len(cfg["seeds"]["pretrain"])
-    assert row["finetune"] == len(cfg["pairs"]) * cells * seeds and row["table1_row"] == 1
+    assert finetune(row) == len(cfg["pairs"]) * cells * seeds and row["table1_row"] == 1
     assert "table1" not in row and "pretrain_mono" not in row
     pair = counts("table1_pair_en_ru")
     assert pair["pretrain"] == len(cfg["settings"]) * len(cfg["seeds"]["pretrain"])
-    assert pair["finetune"] == len(cfg["settings"]) * cells * seeds and pair["table1_column"] == 1
+    assert finetune(pair) == len(cfg["settings"]) * cells * seeds and pair["table1_column"] == 1
     # Figure 6: the monolingual models and one retrieval job per language, no bilingual model
     fig6 = counts("wu2020_figure6")
     targets = [lang for lang in cfg["monolingual"]["languages"] if lang != cfg["source_language"]]
     assert fig6["pretrain_mono"] == len(cfg["monolingual"]["languages"])
-    assert fig6["analysis_retrieval"] == len(targets) and "pretrain" not in fig6 and "finetune" not in fig6
+    assert fig6["analysis_retrieval"] == len(targets) and "pretrain" not in fig6 and finetune(fig6) == 0
 
 
 REPORT_STAGE = {"unpack_bundle", "table1", "findings", "anchors_table", "compute_ledger", "analysis_report",
@@ -515,3 +525,25 @@ def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice
     proc = snakemake(tampered, *args)
     assert proc.returncode != 0 and f"bundle.tar.gz:{victim}" in proc.stdout + proc.stderr
     assert not (tampered / "results").exists()
+
+
+@pytest.mark.slow
+def test_a_grid_of_several_learning_rates_trains_as_one_job(slice_run, tmp_path):
+    """With two NER learning rates at one batch size, one finetune_grid_ner job writes both cells'
+    result.json where the cell jobs would, each its own hp and meta; the ledger counts it once.
+    (That grid jobs equal separate jobs is tests/test_finetune_grid.py's, with dropout off.)"""
+    workdir, configs = slice_run
+    (tmp_path / "grid.yaml").write_text("finetune: {ner: {grid: {batch_size: [32], lr: [5.0e-4, 1.0e-4]}}}\n")
+    cells = [f"results/slice/finetune/default/en-fr/seed1/ner/bs32_lr{lr}/seed1/result.json" for lr in ("0.0005", "0.0001")]
+    args = ["--cores", "2", "--configfile", *configs, str(tmp_path / "grid.yaml"), "--", *cells]
+    proc = snakemake(workdir, "-n", *args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert job_counts(proc.stdout) == {"finetune_grid_ner": 1, "total": 1}
+    proc = snakemake(workdir, *args, timeout=900)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
+    results = [json.loads((workdir / c).read_text()) for c in cells]
+    assert [r["meta"]["hp_id"] for r in results] == ["bs32_lr0.0005", "bs32_lr0.0001"]
+    assert [r["hp"]["lr"] for r in results] == [5.0e-4, 1.0e-4]
+    assert all(r["en_dev"] > 30 for r in results), [r["en_dev"] for r in results]
+    bench = workdir / "benchmarks/slice/finetune/default/en-fr/seed1/ner/grid_bs32/seed1.tsv"
+    assert bench.is_file()

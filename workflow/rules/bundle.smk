@@ -88,3 +88,6 @@ if BUNDLE:
     if LIU_MBERT:
 
         ruleorder: unpack_bundle > liu_translation_mbert > liu_xnli_mbert
+
+    for _task in GRID_TASKS:
+        workflow.ruleorder("unpack_bundle", f"finetune_grid_{_task}")

@@ -1,8 +1,23 @@
-# Zero-shot fine-tuning (paper 3.2): one job per (setting, pair, pretraining seed, task,
-# hyperparameter cell, fine-tuning seed), with an xling.finetune.FinetuneJob as its params.
-# Results: R/finetune/<setting>/<pair>/seed<p>/<task>/<hp_id>/seed<f>/result.json (rule report).
+# Zero-shot fine-tuning (paper 3.2): each grid cell of a (setting, pair, pretraining seed, task,
+# fine-tuning seed) with an xling.finetune.FinetuneJob. The cells that share a batch size train
+# together in one job (finetune_grid_<task>: every weight with a cell axis, xling.finetune.run_grid)
+# where a task's grid has several per batch size and finetune.grid_jobs.enabled; otherwise one job
+# per cell (finetune). Results: R/finetune/<setting>/<pair>/seed<p>/<task>/<hp_id>/seed<f>/result.json
+# either way (rule table1).
 
+from types import SimpleNamespace
+
+from xling.finetune.grid import cells_by_batch_size
 from xling.taskdata.layout import task_dirs
+
+GRID_JOBS = config["finetune"]["grid_jobs"]
+# tasks whose cells of one batch size train together (a product grid: every batch size has as many)
+GRID_TASKS = [
+    t
+    for t in TASKS
+    if GRID_JOBS["enabled"] and len(next(iter(cells_by_batch_size(config["finetune"][t]).values()))) > 1
+]
+CELL_TASKS = [t for t in TASKS if t not in GRID_TASKS]
 
 
 def finetune_hp_ids(task):
@@ -17,6 +32,31 @@ def finetune_task_files(w):
         "en_dev": task_file(w.task, src_dir, "dev"),
         "tgt_dev": task_file(w.task, tgt_dir, "dev"),
         "tgt_test": task_file(w.task, tgt_dir, "test"),
+    }
+
+
+def grid_hp_ids(task, batch_size):
+    """The cells one grid job of ``task`` trains, in xling.finetune.grid.cells_by_batch_size's order."""
+    return [xcfg.hp_id(c) for c in cells_by_batch_size(config["finetune"][task])[int(batch_size)]]
+
+
+def grid_outputs(task):
+    """A grid job's result.json files: its cells' hp_ids with the batch size as the wildcard {bs}."""
+    first = next(iter(cells_by_batch_size(config["finetune"][task]).values()))
+    cell_dirs = [xcfg.hp_id({**c, "batch_size": "{bs}"}) for c in first]
+    return [
+        f"{R}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{task}/" + h + "/seed{fseed}/result.json" for h in cell_dirs
+    ]
+
+
+def finetune_meta(w, task, hp_id):
+    return {
+        "setting": w.setting,
+        "pair": w.pair,
+        "task": task,
+        "hp_id": hp_id,
+        "pretrain_seed": int(w.pseed),
+        "finetune_seed": int(w.fseed),
     }
 
 
@@ -65,6 +105,20 @@ def finetune_cells(settings=None, pairs=None):
     ]
 
 
+def grid_jobs(settings=None, pairs=None):
+    """(setting, pair, task, batch size, pretraining seed, fine-tuning seed) of every grid job."""
+    return [
+        (s, p, t, bs, ps, fs)
+        for s in settings or SETTINGS
+        for p in pairs or PAIRS
+        for t in GRID_TASKS
+        if finetune_runs(t, p)
+        for bs in cells_by_batch_size(config["finetune"][t])
+        for ps in PSEEDS
+        for fs in FSEEDS
+    ]
+
+
 def finetune_result(s, p, t, h, ps, fs):
     """Where one fine-tuning job writes: under its pretrained model (setting, pair, its seed), then
     task, grid cell and fine-tuning seed."""
@@ -89,6 +143,8 @@ rule finetune:
         f"{LOGS}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{{task}}/{{hp_id}}/seed{{fseed}}.log",
     benchmark:
         f"{BENCH}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{{task}}/{{hp_id}}/seed{{fseed}}.tsv"
+    wildcard_constraints:
+        task="|".join(CELL_TASKS) or "NONE",
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("finetune")
@@ -96,13 +152,41 @@ rule finetune:
         **res("finetune"),
     params:
         job=finetune_job,
-        meta=lambda w: {
-            "setting": w.setting,
-            "pair": w.pair,
-            "task": w.task,
-            "hp_id": w.hp_id,
-            "pretrain_seed": int(w.pseed),
-            "finetune_seed": int(w.fseed),
-        },
+        meta=lambda w: finetune_meta(w, w.task, w.hp_id),
     script:
         "../scripts/finetune.py"
+
+
+for _task in GRID_TASKS:
+
+    rule:
+        name:
+            f"finetune_grid_{_task}"
+        input:
+            unpack(lambda w, t=_task: finetune_task_files(SimpleNamespace(task=t, pair=w.pair))),
+            unpack(lambda w: segmenter_inputs(*pair_langs(w.pair))),
+            checkpoint=rules.pretrain.output.best,
+            dictionary=lambda w: f"{bin_dir(w.setting, w.pair)}/dict.txt",
+            bpe=lambda w: bpe_manifest(w.setting, w.pair),
+        output:
+            grid_outputs(_task),
+        log:
+            f"{LOGS}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{_task}/grid_bs{{bs}}/seed{{fseed}}.log",
+        benchmark:
+            f"{BENCH}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{_task}/grid_bs{{bs}}/seed{{fseed}}.tsv"
+        wildcard_constraints:
+            bs=r"\d+",
+        conda:
+            "../../envs/fairseq.yaml"
+        threads: threads_of("finetune")
+        resources:
+            **res("finetune"),
+        params:
+            jobs=lambda w, t=_task: [
+                finetune_job(SimpleNamespace(task=t, pair=w.pair, hp_id=h, fseed=w.fseed))
+                for h in grid_hp_ids(t, w.bs)
+            ],
+            metas=lambda w, t=_task: [finetune_meta(w, t, h) for h in grid_hp_ids(t, w.bs)],
+            grid={k: v for k, v in GRID_JOBS.items() if k != "enabled"},
+        script:
+            "../scripts/finetune_grid.py"

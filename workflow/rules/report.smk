@@ -293,16 +293,17 @@ rule shared_space_report:
 # The compute ledger: what the pretraining, fine-tuning and BPE jobs cost (xling.report.ledger)
 
 
-def ledger_job(output, rule, family, model=(None, None), **wildcards):
+def ledger_job(output, rule, family, model=(None, None), label=None, **wildcards):
     """A job the ledger counts: its declared output (the ledger's input, so that the ledger runs
-    after it), the model it belongs to (setting, pair) and where its rule's benchmark file is."""
+    after it), the model it belongs to (setting, pair) and where its rule's benchmark file is;
+    ``label``: the rule's name in the ledger (every task's grid rule counts as finetune_grid)."""
     gpus = int(config["rule_resources"][family]["gpus"])
     bench = str(getattr(rules, rule).benchmark).format(**wildcards)
-    return output, {"rule": rule, "setting": model[0], "pair": model[1], "gpus": gpus, "benchmark": bench}
+    return output, {"rule": label or rule, "setting": model[0], "pair": model[1], "gpus": gpus, "benchmark": bench}
 
 
 def ledger_jobs():
-    """Pretraining (bilingual, monolingual), fine-tuning and BPE jobs, as ledger_job pairs."""
+    """Pretraining (bilingual, monolingual), fine-tuning (cells and grids) and BPE jobs, as ledger_job pairs."""
     jobs = [
         ledger_job(
             f"{R}/pretrain/{s}/{p}/seed{ps}/done.json", "pretrain", "pretrain", (s, p), setting=s, pair=p, pseed=ps
@@ -326,6 +327,22 @@ def ledger_jobs():
             fseed=fs,
         )
         for s, p, t, h, ps, fs in finetune_cells()
+        if t in CELL_TASKS
+    ]
+    jobs += [
+        ledger_job(
+            finetune_result(s, p, t, grid_hp_ids(t, bs)[0], ps, fs),
+            f"finetune_grid_{t}",
+            "finetune",
+            (s, p),
+            label="finetune_grid",
+            setting=s,
+            pair=p,
+            bs=bs,
+            pseed=ps,
+            fseed=fs,
+        )
+        for s, p, t, bs, ps, fs in grid_jobs()
     ]
     bpe_dirs = dict.fromkeys((canonical(s), p) for s, p, _ in BILINGUAL if not xcfg.is_prime(p))
     jobs += [
