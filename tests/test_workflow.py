@@ -444,7 +444,6 @@ def test_ablation_targets_plan_exactly_their_part_of_the_paper_run(tmp_path, lic
     """One Table 1 row, one pair's columns, one Section 5 figure: each named target plans its own
     pretrainings and every grid cell and seed of its fine-tunings, and nothing else of Table 1."""
     from xling import config as xcfg
-
     from xling.finetune.grid import cells_by_batch_size
 
     cfg = xcfg.load(REPO / "config" / "config.yaml", licensed_config)
@@ -534,7 +533,8 @@ def test_a_grid_of_several_learning_rates_trains_as_one_job(slice_run, tmp_path)
     (That grid jobs equal separate jobs is tests/test_finetune_grid.py's, with dropout off.)"""
     workdir, configs = slice_run
     (tmp_path / "grid.yaml").write_text("finetune: {ner: {grid: {batch_size: [32], lr: [5.0e-4, 1.0e-4]}}}\n")
-    cells = [f"results/slice/finetune/default/en-fr/seed1/ner/bs32_lr{lr}/seed1/result.json" for lr in ("0.0005", "0.0001")]
+    cells = [f"results/slice/finetune/default/en-fr/seed1/ner/bs32_lr{lr}/seed1/result.json"
+             for lr in ("0.0005", "0.0001")]
     args = ["--cores", "2", "--configfile", *configs, str(tmp_path / "grid.yaml"), "--", *cells]
     proc = snakemake(workdir, "-n", *args)
     assert proc.returncode == 0, proc.stderr[-3000:]
