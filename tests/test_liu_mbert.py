@@ -60,13 +60,32 @@ def test_every_direction_layer_and_alpha_is_scored(tiny_bert, tmp_path):
     assert len(res["scores"]) == 2 * (1 + 3 * 2)
     assert {(s["layer"], s["alpha"]) for s in res["scores"] if s["alpha"] > 0} == {(l, a) for l in (1, 2, 3)
                                                                                   for a in (1.0, 2.0)}
-    # V_lang: the pieces of the lines the means read
+    # V_lang: the pieces of the rows translated
+    assert res["token_sets"] == "evaluated"
     assert res["vocab_sizes"] == {"en": len({w for s in EN for w in s.split()}),
                                   "fr": len({w for s in FR for w in s.split()})}
     with pytest.raises(ValueError, match="layers \\[4\\] outside 1..3"):
         run_mbert_translation(tiny_bert, texts(tmp_path), {"en": EN, "fr": FR}, [("en", "fr")], [4], [1.0], 8,
                               tmp_path / "x.json", {"model": "mbert", "size": None})
     assert not (tmp_path / "x.json").exists()
+
+
+def test_token_sets_are_those_of_the_evaluated_rows(tiny_bert, tmp_path):
+    """Table 3 counts m-BERT's WordPieces of the evaluated sentences, not of the lines the means read."""
+    rows = {"en": EN[:2], "fr": FR[:2]}
+    res = run_mbert_translation(tiny_bert, texts(tmp_path), rows, [("en", "fr")], [1], [1.0], 8,
+                                tmp_path / "e.json", {"model": "mbert", "size": None})
+    sets = {lang: {w for s in r for w in s.split()} for lang, r in rows.items()}
+    assert res["vocab_sizes"] == {lang: len(v) for lang, v in sets.items()}
+    assert res["vocab_overlap"] == {"en-fr": len(sets["en"] & sets["fr"])}
+    sample = run_mbert_translation(tiny_bert, texts(tmp_path), rows, [("en", "fr")], [1], [1.0], 8,
+                                   tmp_path / "s.json", {"model": "mbert", "size": None}, token_sets="training")
+    assert sample["token_sets"] == "training"
+    assert sample["vocab_sizes"] == {"en": len({w for s in EN for w in s.split()}),
+                                     "fr": len({w for s in FR for w in s.split()})}
+    with pytest.raises(ValueError, match="token_sets must be"):
+        run_mbert_translation(tiny_bert, texts(tmp_path), rows, [("en", "fr")], [1], [1.0], 8, tmp_path / "x.json",
+                              {}, token_sets="vocabulary")
 
 
 def test_scores_are_the_shift_applied_by_hand(tiny_bert, tmp_path):
@@ -162,9 +181,9 @@ def test_the_rules_scripts_run_on_the_downloaded_files(tiny_bert, tmp_path):
                {"model": model, "way15": str(way15.parent), **{f"text_{l}": str(p) for l, p in text.items()}},
                {"result": str(tmp_path / "tr.json")},
                {"meta": {"model": "mbert", "size": None}, "directions": [["en", "fr"]], "rows": 4,
-                "max_seq_len": 32, **common}, tmp_path / "tr.log")
+                "max_seq_len": 32, "token_sets": "evaluated", **common}, tmp_path / "tr.log")
     tr = json.loads((tmp_path / "tr.json").read_text())
-    assert tr["layers"] == 3 and tr["rows"] == 4 and len(tr["scores"]) == 1 + 3
+    assert tr["layers"] == 3 and tr["rows"] == 4 and len(tr["scores"]) == 1 + 3 and tr["token_sets"] == "evaluated"
     files = write_xnli(tmp_path)
     job = {"task": "xnli", "src_lang": "en", "tgt_lang": "en", "hp": {"batch_size": 8, "encoder_lr": 1e-3,
            "classifier_lr": 1e-2}, "epochs": 1, "seed": 1, "max_seq_len": 24, "warmup_fraction": 0.0}

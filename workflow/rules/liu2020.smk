@@ -74,11 +74,13 @@ def liu_retrieval_inputs(w):
 
 
 def liu_translation_inputs(w):
-    """The MLM's files, the translated languages' training texts and vocabularies, XNLI-15way."""
+    """The MLM's files, the translated languages' training texts (and vocabularies when the convert
+    rate's token sets are the training text's), XNLI-15way."""
     d = {**liu_mlm_files(w.size, w.window), "way15": downloaded("xnli_15way")}
     for l in LIU_TR_LANGS:
         d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
-        d[f"vocab_{l}"] = f"{R}/liu/bin/n{w.size}/dict.{l}.txt"
+        if LIU["translation"]["token_sets"] == "training":
+            d[f"vocab_{l}"] = f"{R}/liu/bin/n{w.size}/dict.{l}.txt"
     d.update(segmenter_inputs(*LIU_TR_LANGS))  # 15-way sentences are segmented as the corpus was
     return d
 
@@ -351,6 +353,7 @@ rule liu_translation:
         alphas=LIU["translation"]["alphas"],
         rows=LIU["translation"]["rows"],
         sentences=LIU["translation"]["sentences"],
+        token_sets=LIU["translation"]["token_sets"],
         tokenize=tokenize_params(*LIU_TR_LANGS),
         max_seq_len=LIU["translation"]["max_seq_len"],
         batch_size=LIU["translation"]["batch_size"],
@@ -379,6 +382,7 @@ if LIU_MBERT:
             alphas=LIU["translation"]["alphas"],
             rows=LIU["translation"]["rows"],
             sentences=LIU["translation"]["sentences"],
+            token_sets=LIU["translation"]["token_sets"],
             max_seq_len=LIU["translation"]["max_seq_len"],
             batch_size=LIU["translation"]["batch_size"],
         script:
