@@ -1,10 +1,11 @@
 # Liu et al. 2020, "A Study of Cross-Lingual Ability and Language-specific Information in
-# Multilingual BERT", on this pipeline's stages: each language's first N training sentences
-# (liu2020.sizes), one joint BPE, binarisation and MLM per size and context window (the stage rules
-# bpe_mono, binarize_mono and pretrain_mono, reused), word2vec and GloVe on the same BPE text, word
-# retrieval (MRR) from the source language to each other one (Section 3), token translation by the
-# mean difference shift (Section 4.2) and XNLI with the shift (Section 4.3), for our MLMs and
-# m-BERT. Outputs: R/liu/..., R/report/liu2020/. Target: `snakemake liu2020`.
+# Multilingual BERT", on this pipeline's stages: N sentences of each language's training split
+# drawn at random (liu2020.sizes, liu2020.sample), one joint BPE, binarisation and MLM per size and
+# context window (the stage rules bpe_mono, binarize_mono and pretrain_mono, reused), word2vec and
+# GloVe on the same BPE text, word retrieval (MRR) from the source language to each other one
+# (Section 3), token translation by the mean difference shift (Section 4.2) and XNLI with the shift
+# (Section 4.3), for our MLMs and m-BERT. Outputs: R/liu/..., R/report/liu2020/. Target:
+# `snakemake liu2020`.
 
 from xling.liu import study
 
@@ -200,7 +201,10 @@ rule liu_sample:
     resources:
         **res_single("preprocess"),
     params:
-        lines=lambda w: int(w.size),
+        sentences=lambda w: int(w.size),
+        lang=lambda w: w.lang,
+        splitter=LIU["sample"]["splitter"],
+        seed=LIU["sample"]["seed"],
     script:
         "../scripts/liu_sample.py"
 
