@@ -221,6 +221,15 @@ def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
     full, w20 = study.pretrain_section(cfg, "full"), study.pretrain_section(cfg, "w20")
     assert full["sample_break_mode"] == "eos" and full["lr"] == 2.0e-3 and full["sentence_window"] is None
     assert w20["sentence_window"] == 20 and w20["batch_size_per_gpu"] == 64
+    # the windowed model is matched in tokens to the full one (its batch measured when it starts)
+    assert "match_tokens" not in full and w20["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
+    # a job's tracked params: the full model's are as they were, the windowed model's name the match
+    job = {wid: PretrainJob.build(["d"], ALL_SHARED, study.model_section(cfg), study.pretrain_section(cfg, wid),
+                                  ["en", "fr"], 1).tracked()["pretrain"] for wid in ("full", "w20")}
+    assert "match_tokens" not in job["full"] and "sentence_window" not in job["full"]
+    assert job["w20"]["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
+    cfg["liu2020"]["window_tokens"] = "none"
+    assert study.pretrain_section(cfg, "w20")["match_tokens"] is None
     assert cfg["pretrain"]["sample_break_mode"] == "none" and cfg["pretrain"]["lr"] == 1.0e-3  # Table 1's models
 
 
