@@ -184,6 +184,12 @@ def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
     xcfg.validate(cfg)
     assert study.xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
     assert study.xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
+    # the readings of Liu et al. that issue 32 settled, each following the paper by default
+    liu = cfg["liu2020"]
+    assert liu["translation"]["token_sets"] == "evaluated"  # Table 3: the evaluated text's tokens
+    assert liu["sample"] == {"splitter": "sentencex", "seed": 0}  # "sentences", drawn at random
+    assert liu["window_tokens"] == "batch"  # "the total number of tokens ... stayed unchanged"
+    assert liu["mbert"]["retrieval"] is True  # "Google BERT" in Figures 1 and 3
 
 
 def test_pretrain_options_added_later_are_left_out_of_the_tracked_params_at_their_default():

@@ -1,6 +1,7 @@
-"""Token translation on a transformers BERT (m-BERT's code path), with a tiny random model and
-WordPiece vocabulary built here: the tokenizer's view as a dictionary, every score written, and the
-job's scores equal to the shift applied by hand to the same tokenised sentences."""
+"""m-BERT's code paths on a transformers BERT, with a tiny random model and WordPiece vocabulary
+built here: the tokenizer's view as a dictionary, token translation (every score written, equal to
+the shift applied by hand), word retrieval (vectors equal to BERT's own states averaged by hand) and
+Table 4's fine-tuning."""
 
 from __future__ import annotations
 
@@ -113,6 +114,52 @@ def test_scores_are_the_shift_applied_by_hand(tiny_bert, tmp_path):
     assert ours["bleu1"] == pytest.approx(bleu1(hyps, FR))
 
 
+def test_word_retrieval_on_bert(tiny_bert, tmp_path):
+    """m-BERT's row of Figures 1 and 3: a word's vector per layer is the mean over its occurrences
+    of the mean of its WordPieces' states, each line read alone as [CLS] pieces [SEP] by BERT itself;
+    the MRR the job writes is the dictionary retrieval of those vectors."""
+    from xling.analysis.backtranslate import model_dir
+    from xling.analysis.word_retrieval import dictionary_retrieval
+    from xling.liu.retrieval_job import run_liu_retrieval
+
+    en = ["the cats see the dog .", "a dog runs .", "the small cat sleeps ."]  # cats = cat ##s
+    fr = ["le chat voit les chiens .", "un chien court .", "le petit chat dort ."]  # chiens = chien ##s
+    paths = {}
+    for lang, lines in (("en", en), ("fr", fr)):
+        paths[lang] = tmp_path / f"{lang}.txt"
+        paths[lang].write_text("\n".join(lines * 2) + "\n", encoding="utf-8")
+    (tmp_path / "en-fr.txt").write_text("cat chat\ndog chien\ncats chats\nsmall petit\nthe le\n")
+    res = run_liu_retrieval({"kind": "mbert", "files": tiny_bert}, paths, {"fr": tmp_path / "en-fr.txt"}, "en", 4,
+                            100, tmp_path / "r.json", {"model": "mbert", "size": None}, batch_size=2)
+    assert res["kind"] == "mbert" and res["size"] is None and res["layers"] == 1 + 3
+
+    model, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    assert d.pieces("cats") == ["cat", "##s"] and d.pieces("chiens") == ["chien", "##s"]
+
+    def by_hand(lines):
+        sums, counts = {}, {}
+        for line in lines:
+            pieces = [d.pieces(w) for w in line.split()]
+            ids = [d.bos(), *(d.index(p) for word in pieces for p in word), d.eos()]
+            with torch.no_grad():
+                states = torch.stack(model.bert(input_ids=torch.tensor([ids]), output_hidden_states=True).hidden_states)
+            at = 1
+            for word, cut in zip(line.split(), pieces):
+                vec = states[:, 0, at : at + len(cut)].mean(dim=1)
+                sums[word] = sums.get(word, 0) + vec
+                counts[word] = counts.get(word, 0) + 1
+                at += len(cut)
+        words = sorted(sums)
+        return [w.lower() for w in words], torch.stack([sums[w] / counts[w] for w in words], dim=1).numpy()
+
+    src, tgt = by_hand((en * 2)[:4]), by_hand((fr * 2)[:4])
+    pairs = [tuple(line.split()) for line in (tmp_path / "en-fr.txt").read_text().splitlines()]
+    expected = [dictionary_retrieval(pairs, (src[0], src[1][i]), (tgt[0], tgt[1][i])) for i in range(4)]
+    fr_res = res["languages"]["fr"]
+    assert fr_res["mrr"] == pytest.approx([e["mrr"] for e in expected], abs=1e-5)
+    assert fr_res["pairs"] == 4 and fr_res["missing_pairs"] == 1  # "chats" is not in the first 4 lines
+
+
 def write_xnli(root):
     import random
 
@@ -162,7 +209,7 @@ def test_table4_on_bert(tiny_bert, tmp_path):
 
 
 def test_the_rules_scripts_run_on_the_downloaded_files(tiny_bert, tmp_path):
-    """liu_translation_mbert and liu_xnli_mbert, given m-BERT's files as the download rules leave
+    """liu_translation_mbert, liu_xnli_mbert and liu_retrieval_mbert, given m-BERT's files as the download rules leave
     them (one file each) and their params as the rules build them."""
     from support.script_run import run_script
 
@@ -197,3 +244,12 @@ def test_the_rules_scripts_run_on_the_downloaded_files(tiny_bert, tmp_path):
     xnli = json.loads((tmp_path / "x.json").read_text())
     assert set(xnli["languages"]) == {"en", "fr"} and xnli["freeze_layers"] == 1
     assert '"rule": "liu_xnli_mbert"' in (tmp_path / "x.log").read_text()  # the job's summary line
+    muse = tmp_path / "en-fr.txt"
+    muse.write_text("cat chat\ndog chien\n")
+    run_script("liu_retrieval",
+               {"model": model, "dict_fr": str(muse), **{f"text_{l}": str(p) for l, p in text.items()}},
+               {"result": str(tmp_path / "ret.json")},
+               {"kind": "mbert", "src": "en", "langs": ["fr"], "meta": {"model": "mbert", "size": None},
+                "sentences": 8, "max_words": 100, "max_seq_len": 32, "batch_size": 4}, tmp_path / "ret.log")
+    ret = json.loads((tmp_path / "ret.json").read_text())
+    assert ret["model"] == "mbert" and ret["kind"] == "mbert" and ret["languages"]["fr"]["pairs"] == 2

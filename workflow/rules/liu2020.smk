@@ -22,6 +22,8 @@ LIU_TR_LANGS = sorted({l for d in LIU_DIRECTIONS for l in d})
 LIU_XNLI_EXTRA = [l for l in LIU_LANGS if l not in TASK_LANGS]
 LIU_MBERT = LIU["mbert"] if LIU_DIRECTIONS else None  # m-BERT's Section 4, beside our MLMs'
 LIU_MBERT_RESULT = f"{R}/liu/translation/mbert.json"
+# m-BERT's word retrieval: the "Google BERT" bars of Figures 1 and 3
+LIU_MBERT_RETRIEVAL = f"{R}/liu/retrieval/mbert.json" if LIU_MBERT and LIU_MBERT["retrieval"] else None
 LIU_CATEGORY = "5. Liu et al. 2020"
 
 
@@ -69,6 +71,17 @@ def liu_retrieval_inputs(w):
         d = {"checkpoint": mlm["checkpoint"], "dictionary": mlm["dictionary"]}
     for l in [SRC, *LIU_RETRIEVED]:
         d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
+    for l in LIU_RETRIEVED:
+        d[f"dict_{l}"] = downloaded(study.dictionary_id(config, l))
+    return d
+
+
+def liu_retrieval_mbert_inputs(w):
+    """m-BERT's files, the sample lines of the smallest size (the source language's included) and
+    the MUSE dictionaries."""
+    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]]}
+    for l in [SRC, *LIU_RETRIEVED]:
+        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
     for l in LIU_RETRIEVED:
         d[f"dict_{l}"] = downloaded(study.dictionary_id(config, l))
     return d
@@ -313,9 +326,30 @@ rule liu_retrieval:
         "../scripts/liu_retrieval.py"
 
 
+if LIU_MBERT_RETRIEVAL:
+
+    use rule liu_retrieval as liu_retrieval_mbert with:
+        input:
+            unpack(liu_retrieval_mbert_inputs),
+        output:
+            result=LIU_MBERT_RETRIEVAL,
+        log:
+            f"{LOGS}/liu/retrieval/mbert.log",
+        params:
+            kind="mbert",
+            src=SRC,
+            langs=LIU_RETRIEVED,
+            meta={"model": "mbert", "size": None},
+            sentences=LIU["retrieval"]["sentences"],
+            max_words=LIU["retrieval"]["max_words"],
+            max_seq_len=LIU["retrieval"]["max_seq_len"],
+            batch_size=LIU["retrieval"]["batch_size"],
+
+
 rule liu_report:
     input:
-        [f"{R}/liu/retrieval/{m}/n{n}.json" for n in LIU_SIZES for m in LIU_MODELS],
+        [f"{R}/liu/retrieval/{m}/n{n}.json" for n in LIU_SIZES for m in LIU_MODELS]
+        + ([LIU_MBERT_RETRIEVAL] if LIU_MBERT_RETRIEVAL else []),
     output:
         png=report(f"{R}/report/liu2020/retrieval.png", category=LIU_CATEGORY, caption=caption("liu2020_retrieval.rst")),
         pdf=f"{R}/report/liu2020/retrieval.pdf",

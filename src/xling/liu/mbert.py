@@ -1,6 +1,7 @@
-"""Liu et al.'s Section 4 on multilingual BERT itself (``bert-base-multilingual-cased`` through
-``transformers``, from the download stage's files): token translation (4.2, Table 2) and XNLI with
-the mean difference shift (4.3, Table 4).
+"""Liu et al.'s m-BERT itself (``bert-base-multilingual-cased`` through ``transformers``, from the
+download stage's files): its word retrieval row ("Google BERT" of Figures 1 and 3, through
+``xling.liu.retrieval_job``), token translation (4.2, Table 2) and XNLI with the mean difference
+shift (4.3, Table 4).
 
 The same scores as for the study's own MLMs (``xling.liu.translation_job.translation_scores``), with
 m-BERT's WordPiece tokenizer in place of our BPE:
@@ -144,6 +145,32 @@ class BertEncoder(torch.nn.Module):
 
     def language_specific_parameters(self, lang: str):
         return []
+
+
+def wordpiece_line_words(dictionary: WordPieceDictionary) -> Callable[[str], tuple[list[str], list]]:
+    """A tokenised line -> its WordPieces and the span of each whitespace word among them (the
+    ``line_words`` of ``xling.analysis.words.contextual_word_vectors``): a word is itself, as our
+    MLMs' words are the corpus's tokens, read as m-BERT cuts it. A word the tokenizer drops
+    (control characters only) has no span."""
+
+    def line_words(line: str) -> tuple[list[str], list[tuple[str, int, int]]]:
+        pieces: list[str] = []
+        spans = []
+        for word in line.split():
+            cut = dictionary.pieces(word)
+            if cut:
+                spans.append((word, len(pieces), len(pieces) + len(cut)))
+                pieces += cut
+        return pieces, spans
+
+    return line_words
+
+
+def load_encoder(files: Mapping[str, Path], languages: Sequence[str], device: str = "cpu") -> BertEncoder:
+    """m-BERT's files (file name -> path) as a :class:`BertEncoder` in eval mode on ``device``."""
+    with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
+        model, d = load_mbert(model_dir(files, Path(tmp) / "model", BERT_FILES, "BERT"), device)
+    return BertEncoder(model, d, languages).eval()
 
 
 def wordpiece_splitter(dictionary: WordPieceDictionary) -> Callable[[list[str]], list[list[str]]]:
