@@ -80,6 +80,8 @@ def test_a_windowed_recipe_sees_the_reference_s_tokens(data_dir):
     assert record["tokens_per_sample"] == mean_tokens_per_sample(sizes, alpha, "eos", 12, window=4)
     ratio = record["reference_tokens_per_sample"] / record["tokens_per_sample"]
     assert ratio > 2.5 and recipe["batch_size_per_gpu"] == round(16 * ratio)
+    # a forward pass holds at most the reference's 16 x 12 tokens: 16 x 12 / 4 samples of at most 4
+    assert recipe["max_streams_per_step"] == record["max_samples_per_step"] == 16 * 12 // 4
     assert record["tokens_per_update"] == pytest.approx(record["reference_tokens_per_update"],
                                                         rel=1 / recipe["batch_size_per_gpu"])
     assert record["updates"] == schedule(pre, MODEL).max_updates and "match_tokens" not in recipe

@@ -56,12 +56,15 @@ def mean_tokens_per_sample(sizes: Mapping[str, Sequence[int]], sampling_alpha: f
     return float(np.dot(probs, means))
 
 
-def match_recipe(pretrain: Mapping, ratio: float, by: str) -> dict:
+def match_recipe(pretrain: Mapping, ratio: float, by: str, step_ratio: float | None = None) -> dict:
     """``pretrain`` with ``ratio`` times the samples seen (the ratio of the reference's tokens per
-    sample to this job's), without ``match_tokens``. ``batch``: ``batch_size_per_gpu`` (and
-    ``max_streams_per_step`` when set) times ``ratio``, the epoch's samples so that an epoch keeps
-    its updates; ``updates``: the epoch's updates times ``ratio``, rounded up to a multiple of
-    ``save_interval_updates`` when one is set (it must divide the epoch)."""
+    sample to this job's), without ``match_tokens``. ``batch``: ``batch_size_per_gpu`` times
+    ``ratio``, the epoch's samples so that an epoch keeps its updates, and the samples of one
+    forward pass (``max_streams_per_step``, else ``batch_size_per_gpu``) times ``step_ratio``
+    (default ``ratio``; the ratio of the longest samples, so that a pass holds no more tokens than
+    the reference's and fits the same memory; the rest is accumulated); ``updates``: the epoch's
+    updates times ``ratio``, rounded up to a multiple of ``save_interval_updates`` when one is set
+    (it must divide the epoch)."""
     if by not in BY:
         raise ValueError(f"match_tokens.by must be one of {', '.join(BY)}, got {by!r}")
     if not ratio > 0:
@@ -70,10 +73,10 @@ def match_recipe(pretrain: Mapping, ratio: float, by: str) -> dict:
     batch = int(pretrain["batch_size_per_gpu"])
     per_epoch = math.ceil(int(pretrain["streams_per_epoch_per_gpu"]) / batch)
     if by == "batch":
+        step = int(pretrain.get("max_streams_per_step") or batch)
+        out["max_streams_per_step"] = max(1, math.floor(step * (ratio if step_ratio is None else step_ratio)))
         batch = max(1, round(batch * ratio))
         out["batch_size_per_gpu"] = batch
-        if pretrain.get("max_streams_per_step"):
-            out["max_streams_per_step"] = max(1, round(int(pretrain["max_streams_per_step"]) * ratio))
     else:
         every = int(pretrain.get("save_interval_updates") or 1)
         per_epoch = math.ceil(max(1, round(per_epoch * ratio)) / every) * every
@@ -106,12 +109,14 @@ def matched_recipe(pretrain: Mapping, model: Mapping, data_dir: str | Path,
     tps, alpha = int(model["tokens_per_sample"]), float(pretrain["sampling_alpha"])
     reference = mean_tokens_per_sample(sizes, alpha, spec["sample_break_mode"], tps)
     own = mean_tokens_per_sample(sizes, alpha, pretrain["sample_break_mode"], tps, pretrain.get("sentence_window"))
-    recipe = match_recipe(pretrain, reference / own, spec["by"])
+    window = int(pretrain.get("sentence_window") or tps)
+    recipe = match_recipe(pretrain, reference / own, spec["by"], step_ratio=tps / min(window, tps))
     before, after = schedule(pretrain, model), schedule(recipe, model)
     record = {"by": spec["by"], "reference_sample_break_mode": spec["sample_break_mode"],
               "reference_tokens_per_sample": reference, "tokens_per_sample": own,
               "reference_tokens_per_update": reference * before.global_batch_streams,
               "tokens_per_update": own * after.global_batch_streams,
               "reference_tokens": reference * before.streams, "tokens": own * after.streams,
-              "samples_per_update": after.global_batch_streams, "updates": after.max_updates}
+              "samples_per_update": after.global_batch_streams, "updates": after.max_updates,
+              "max_samples_per_step": recipe.get("max_streams_per_step")}
     return recipe, record
