@@ -184,6 +184,12 @@ def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
     xcfg.validate(cfg)
     assert study.xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
     assert study.xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
+    # the readings of Liu et al. that issue 32 settled, each following the paper by default
+    liu = cfg["liu2020"]
+    assert liu["translation"]["token_sets"] == "evaluated"  # Table 3: the evaluated text's tokens
+    assert liu["sample"] == {"splitter": "sentencex", "seed": 0}  # "sentences", drawn at random
+    assert liu["window_tokens"] == "batch"  # "the total number of tokens ... stayed unchanged"
+    assert liu["mbert"]["retrieval"] is True  # "Google BERT" in Figures 1 and 3
 
 
 def test_pretrain_options_added_later_are_left_out_of_the_tracked_params_at_their_default():
@@ -221,6 +227,15 @@ def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
     full, w20 = study.pretrain_section(cfg, "full"), study.pretrain_section(cfg, "w20")
     assert full["sample_break_mode"] == "eos" and full["lr"] == 2.0e-3 and full["sentence_window"] is None
     assert w20["sentence_window"] == 20 and w20["batch_size_per_gpu"] == 64
+    # the windowed model is matched in tokens to the full one (its batch measured when it starts)
+    assert "match_tokens" not in full and w20["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
+    # a job's tracked params: the full model's are as they were, the windowed model's name the match
+    job = {wid: PretrainJob.build(["d"], ALL_SHARED, study.model_section(cfg), study.pretrain_section(cfg, wid),
+                                  ["en", "fr"], 1).tracked()["pretrain"] for wid in ("full", "w20")}
+    assert "match_tokens" not in job["full"] and "sentence_window" not in job["full"]
+    assert job["w20"]["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
+    cfg["liu2020"]["window_tokens"] = "none"
+    assert study.pretrain_section(cfg, "w20")["match_tokens"] is None
     assert cfg["pretrain"]["sample_break_mode"] == "none" and cfg["pretrain"]["lr"] == 1.0e-3  # Table 1's models
 
 

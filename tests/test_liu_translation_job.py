@@ -1,5 +1,6 @@
 """Liu et al.'s token translation job on a real (tiny) checkpoint: the sweep's rows, alpha = 0 as
-the unshifted model's own predictions, and a zero shift (a language to itself) changing nothing."""
+the unshifted model's own predictions, the convert rate's token sets those of the evaluated rows
+(Table 3), and a zero shift (a language to itself) changing nothing."""
 
 import json
 import random
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 from xling.liu.translation_job import line_ids, read_piece_set, run_liu_translation
-from xling.metrics.translation import bleu1, convert_rate
+from xling.metrics.translation import bleu1, convert_rate, vocabulary_of
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +35,8 @@ def test_sweep_rows_and_alpha_zero_is_the_unshifted_model(model):
     from xling.pretrain.loader import load_encoder
 
     root, ckpt, dict_txt, texts, vocabs, parallel = model
-    res = run_liu_translation(ckpt, dict_txt, texts, vocabs, parallel, [("en", "fr"), ("fr", "en")], [1, 2],
-                              [1.0, 3.0], 20, root / "out.json", {"model": "mlm_full", "size": 60})
+    res = run_liu_translation(ckpt, dict_txt, texts, parallel, [("en", "fr"), ("fr", "en")], [1, 2],
+                              [1.0, 3.0], 20, root / "out.json", {"model": "mlm_full", "size": 60}, vocabs=vocabs)
     assert json.loads((root / "out.json").read_text())["model"] == "mlm_full"
     rows = res["scores"]
     assert len(rows) == 2 * (1 + 2 * 2)
@@ -58,10 +59,48 @@ def test_sweep_rows_and_alpha_zero_is_the_unshifted_model(model):
     assert zero["convert_rate"] == pytest.approx(expected_rate)
 
 
+def unshifted_hypotheses(ckpt, dict_txt, rows):
+    from xling.pretrain.loader import load_encoder
+
+    enc = load_encoder(ckpt, dict_txt)
+    enc.train(False)
+    out = []
+    with torch.no_grad():
+        for pieces in rows:
+            ids = torch.tensor([line_ids(enc.dictionary, pieces, 64)])
+            features, _ = enc.encoder.extract_features(ids, 0)
+            out.append([enc.dictionary[int(t)] for t in enc.encoder.output_layer(features, 0).argmax(-1)[0, 1:-1]])
+    return out
+
+
+def test_token_sets_are_those_of_the_evaluated_rows(model):
+    """Table 3's V_lang: the pieces of the parallel rows translated, not the training text's
+    vocabulary (which holds many more pieces, most of them shared by both languages)."""
+    root, ckpt, dict_txt, texts, vocabs, parallel = model
+    rows = {"en": parallel["en"][:1], "fr": parallel["fr"][:1]}  # fewer pieces than either training text
+    res = run_liu_translation(ckpt, dict_txt, texts, rows, [("en", "fr")], [2], [1.0], 20, root / "sets.json", {})
+    sets = {lang: vocabulary_of(r) for lang, r in rows.items()}
+    assert res["token_sets"] == "evaluated"
+    assert res["vocab_sizes"] == {lang: len(v) for lang, v in sets.items()}
+    assert res["vocab_overlap"] == {"en-fr": len(sets["en"] & sets["fr"])}
+    assert all(len(sets[lang]) < len(read_piece_set(vocabs[lang])) for lang in sets)
+    zero = next(r for r in res["scores"] if r["alpha"] == 0.0)
+    hyps = unshifted_hypotheses(ckpt, dict_txt, rows["en"])
+    try:
+        expected = convert_rate(hyps, sets["en"], sets["fr"])
+    except ValueError:
+        expected = None
+    assert zero["convert_rate"] == expected
+    trained = run_liu_translation(ckpt, dict_txt, texts, rows, [("en", "fr")], [2], [1.0], 20, root / "t.json", {},
+                                  vocabs=vocabs)
+    assert trained["token_sets"] == "training"
+    assert trained["vocab_sizes"] == {lang: len(read_piece_set(vocabs[lang])) for lang in sets}
+
+
 def test_a_language_to_itself_has_no_shift(model):
     root, ckpt, dict_txt, texts, vocabs, parallel = model
     parallel = {"fr": parallel["fr"]}
-    res = run_liu_translation(ckpt, dict_txt, texts, vocabs, parallel, [("fr", "fr")], [1, 2], [2.0], 20,
+    res = run_liu_translation(ckpt, dict_txt, texts, parallel, [("fr", "fr")], [1, 2], [2.0], 20,
                               root / "self.json", {})
     bleus = {r["bleu1"] for r in res["scores"]}
     assert len(bleus) == 1  # D(fr -> fr) = 0: every layer and alpha decodes as alpha 0
@@ -70,6 +109,6 @@ def test_a_language_to_itself_has_no_shift(model):
 def test_layers_outside_the_model_are_refused(model):
     root, ckpt, dict_txt, texts, vocabs, parallel = model
     with pytest.raises(ValueError, match=r"layers \[3\] outside 1..2"):
-        run_liu_translation(ckpt, dict_txt, texts, vocabs, parallel, [("en", "fr")], [1, 3], [1.0], 20,
+        run_liu_translation(ckpt, dict_txt, texts, parallel, [("en", "fr")], [1, 3], [1.0], 20,
                             root / "bad.json", {})
     assert not (root / "bad.json").exists()

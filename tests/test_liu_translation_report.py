@@ -3,7 +3,14 @@ the best BLEU-1 over shifted runs only, m-BERT's published value beside ours."""
 
 import pytest
 
-from xling.report.liu_translation import figure7_8, paper_table2, table2_rows, write_table2
+from xling.report.liu_translation import (
+    figure7_8,
+    paper_table2,
+    paper_table3,
+    table2_rows,
+    token_set_rows,
+    write_table2,
+)
 
 
 def scores(src, tgt, layers, best_at):
@@ -60,3 +67,25 @@ def test_mbert_is_read_at_its_own_layers_beside_our_models(tmp_path):
     write_table2(rows, {"mlm_full": "MLM", "mbert": "m-BERT"}, tmp_path / "t.md", tmp_path / "t.csv")
     md = (tmp_path / "t.md").read_text()
     assert "## MLM, 100 sentences per language" in md and "## m-BERT, as released" in md
+
+
+def test_token_sets_are_printed_beside_table3(tmp_path):
+    """The sizes of the sets a result's convert rates used, |V_lang| and |V_en ∩ V_lang|, each
+    beside the paper's Table 3 (en's overlap is its own size)."""
+    assert paper_table3()[("|V_lang|", "en")] == 9140 and paper_table3()[("|V_en ∩ V_lang|", "de")] == 3230
+    runs = scores("en", "de", 4, (2, 3.0)) + scores("en", "ru", 4, (1, 1.0)) + scores("de", "en", 4, (1, 1.0))
+    res = {"model": "mlm_full", "size": 100, "layers": 4, "token_sets": "evaluated", "scores": runs,
+           "vocab_sizes": {"en": 500, "de": 450, "ru": 300}, "vocab_overlap": {"en-de": 120, "de-en": 120, "en-ru": 7}}
+    sets = {(r["row"], r["direction"]): r for r in token_set_rows([res])}
+    assert len(sets) == 2 * 3
+    assert sets[("|V_lang|", "de")]["ours"] == 450 and sets[("|V_lang|", "de")]["paper"] == 9212
+    assert sets[("|V_en ∩ V_lang|", "de")]["ours"] == 120 and sets[("|V_en ∩ V_lang|", "de")]["paper"] == 3230
+    assert sets[("|V_en ∩ V_lang|", "en")]["ours"] == 500 and sets[("|V_en ∩ V_lang|", "ru")]["paper"] is None
+    write_table2(table2_rows([res], layers=4), {"mlm_full": "MLM"}, tmp_path / "t.md", tmp_path / "t.csv",
+                 token_sets=list(sets.values()))
+    md = (tmp_path / "t.md").read_text()
+    assert "Token sets (Table 3): the evaluated parallel rows' pieces" in md
+    assert r"| \|V_lang\| | 500 (9140) | 450 (9212) | 300 |" in md
+    assert r"| \|V_en ∩ V_lang\| | 500 (9140) | 120 (3230) | 7 |" in md
+    assert "mlm_full,100,de,|V_lang|,,450,9212" in (tmp_path / "t.csv").read_text()
+    assert token_set_rows([{k: v for k, v in res.items() if not k.startswith("vocab")}]) == []

@@ -395,6 +395,7 @@ def test_paper_dag_plans_liu2020(tmp_path, licensed_config):
     # and on m-BERT itself, from its four downloaded files
     assert counts["liu_translation_mbert"] == 1 and counts["download_mbert_weights"] == 1
     assert counts["liu_xnli_mbert"] == 1  # Table 4 on m-BERT itself
+    assert counts["liu_retrieval_mbert"] == 1  # its word retrieval, "Google BERT" of Figures 1 and 3
     # XNLI of each MLM on all 15 languages (12 of them beyond Table 1's), one report
     assert counts["liu_xnli"] == 2 * 2 and counts["liu_xnli_report"] == 1 and counts["liu_taskdata_xnli"] == 1
     assert counts["liu_xnli_static"] == 2 * 2  # word2vec and GloVe at each size, with their own classifier

@@ -1,10 +1,11 @@
 # Liu et al. 2020, "A Study of Cross-Lingual Ability and Language-specific Information in
-# Multilingual BERT", on this pipeline's stages: each language's first N training sentences
-# (liu2020.sizes), one joint BPE, binarisation and MLM per size and context window (the stage rules
-# bpe_mono, binarize_mono and pretrain_mono, reused), word2vec and GloVe on the same BPE text, word
-# retrieval (MRR) from the source language to each other one (Section 3), token translation by the
-# mean difference shift (Section 4.2) and XNLI with the shift (Section 4.3), for our MLMs and
-# m-BERT. Outputs: R/liu/..., R/report/liu2020/. Target: `snakemake liu2020`.
+# Multilingual BERT", on this pipeline's stages: N sentences of each language's training split
+# drawn at random (liu2020.sizes, liu2020.sample), one joint BPE, binarisation and MLM per size and
+# context window (the stage rules bpe_mono, binarize_mono and pretrain_mono, reused), word2vec and
+# GloVe on the same BPE text, word retrieval (MRR) from the source language to each other one
+# (Section 3), token translation by the mean difference shift (Section 4.2) and XNLI with the shift
+# (Section 4.3), for our MLMs and m-BERT. Outputs: R/liu/..., R/report/liu2020/. Target:
+# `snakemake liu2020`.
 
 from xling.liu import study
 
@@ -21,6 +22,8 @@ LIU_TR_LANGS = sorted({l for d in LIU_DIRECTIONS for l in d})
 LIU_XNLI_EXTRA = [l for l in LIU_LANGS if l not in TASK_LANGS]
 LIU_MBERT = LIU["mbert"] if LIU_DIRECTIONS else None  # m-BERT's Section 4, beside our MLMs'
 LIU_MBERT_RESULT = f"{R}/liu/translation/mbert.json"
+# m-BERT's word retrieval: the "Google BERT" bars of Figures 1 and 3
+LIU_MBERT_RETRIEVAL = f"{R}/liu/retrieval/mbert.json" if LIU_MBERT and LIU_MBERT["retrieval"] else None
 LIU_CATEGORY = "5. Liu et al. 2020"
 
 
@@ -73,12 +76,25 @@ def liu_retrieval_inputs(w):
     return d
 
 
+def liu_retrieval_mbert_inputs(w):
+    """m-BERT's files, the sample lines of the smallest size (the source language's included) and
+    the MUSE dictionaries."""
+    d = {"model": [downloaded(rid) for rid in LIU_MBERT["model_files"]]}
+    for l in [SRC, *LIU_RETRIEVED]:
+        d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
+    for l in LIU_RETRIEVED:
+        d[f"dict_{l}"] = downloaded(study.dictionary_id(config, l))
+    return d
+
+
 def liu_translation_inputs(w):
-    """The MLM's files, the translated languages' training texts and vocabularies, XNLI-15way."""
+    """The MLM's files, the translated languages' training texts (and vocabularies when the convert
+    rate's token sets are the training text's), XNLI-15way."""
     d = {**liu_mlm_files(w.size, w.window), "way15": downloaded("xnli_15way")}
     for l in LIU_TR_LANGS:
         d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
-        d[f"vocab_{l}"] = f"{R}/liu/bin/n{w.size}/dict.{l}.txt"
+        if LIU["translation"]["token_sets"] == "training":
+            d[f"vocab_{l}"] = f"{R}/liu/bin/n{w.size}/dict.{l}.txt"
     d.update(segmenter_inputs(*LIU_TR_LANGS))  # 15-way sentences are segmented as the corpus was
     return d
 
@@ -198,7 +214,10 @@ rule liu_sample:
     resources:
         **res_single("preprocess"),
     params:
-        lines=lambda w: int(w.size),
+        sentences=lambda w: int(w.size),
+        lang=lambda w: w.lang,
+        splitter=LIU["sample"]["splitter"],
+        seed=LIU["sample"]["seed"],
     script:
         "../scripts/liu_sample.py"
 
@@ -307,9 +326,30 @@ rule liu_retrieval:
         "../scripts/liu_retrieval.py"
 
 
+if LIU_MBERT_RETRIEVAL:
+
+    use rule liu_retrieval as liu_retrieval_mbert with:
+        input:
+            unpack(liu_retrieval_mbert_inputs),
+        output:
+            result=LIU_MBERT_RETRIEVAL,
+        log:
+            f"{LOGS}/liu/retrieval/mbert.log",
+        params:
+            kind="mbert",
+            src=SRC,
+            langs=LIU_RETRIEVED,
+            meta={"model": "mbert", "size": None},
+            sentences=LIU["retrieval"]["sentences"],
+            max_words=LIU["retrieval"]["max_words"],
+            max_seq_len=LIU["retrieval"]["max_seq_len"],
+            batch_size=LIU["retrieval"]["batch_size"],
+
+
 rule liu_report:
     input:
-        [f"{R}/liu/retrieval/{m}/n{n}.json" for n in LIU_SIZES for m in LIU_MODELS],
+        [f"{R}/liu/retrieval/{m}/n{n}.json" for n in LIU_SIZES for m in LIU_MODELS]
+        + ([LIU_MBERT_RETRIEVAL] if LIU_MBERT_RETRIEVAL else []),
     output:
         png=report(f"{R}/report/liu2020/retrieval.png", category=LIU_CATEGORY, caption=caption("liu2020_retrieval.rst")),
         pdf=f"{R}/report/liu2020/retrieval.pdf",
@@ -351,6 +391,7 @@ rule liu_translation:
         alphas=LIU["translation"]["alphas"],
         rows=LIU["translation"]["rows"],
         sentences=LIU["translation"]["sentences"],
+        token_sets=LIU["translation"]["token_sets"],
         tokenize=tokenize_params(*LIU_TR_LANGS),
         max_seq_len=LIU["translation"]["max_seq_len"],
         batch_size=LIU["translation"]["batch_size"],
@@ -379,6 +420,7 @@ if LIU_MBERT:
             alphas=LIU["translation"]["alphas"],
             rows=LIU["translation"]["rows"],
             sentences=LIU["translation"]["sentences"],
+            token_sets=LIU["translation"]["token_sets"],
             max_seq_len=LIU["translation"]["max_seq_len"],
             batch_size=LIU["translation"]["batch_size"],
         script:

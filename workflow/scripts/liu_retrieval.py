@@ -1,10 +1,12 @@
-"""Snakemake script of rule liu_retrieval: MRR from the source language's words to each other
-language's for one model and data size (xling.liu.retrieval_job.run_liu_retrieval).
+"""Snakemake script of rules liu_retrieval and liu_retrieval_mbert: MRR from the source language's
+words to each other language's for one model and data size, or for m-BERT
+(xling.liu.retrieval_job.run_liu_retrieval).
 
-input:  checkpoint + dictionary (an MLM) or vectors (word2vec, GloVe); text_<lang> = BPE training
-        texts; dict_<lang> = MUSE dictionaries source -> lang
-params: kind (mlm | static), src, langs (retrieved), meta (model, size), sentences, max_words,
-        max_seq_len, batch_size
+input:  checkpoint + dictionary (an MLM), vectors (word2vec, GloVe) or model = m-BERT's files;
+        text_<lang> = BPE training texts (m-BERT: tokenised sample lines); dict_<lang> = MUSE
+        dictionaries source -> lang
+params: kind (mlm | static | mbert), src, langs (retrieved), meta (model, size), sentences,
+        max_words, max_seq_len, batch_size
 output: result = JSON
 """
 
@@ -19,6 +21,8 @@ def main(sm) -> dict:
     p = sm.params
     if p.kind == "mlm":
         model = {"kind": "mlm", "checkpoint": sm.input.checkpoint, "dictionary": sm.input.dictionary}
+    elif p.kind == "mbert":
+        model = {"kind": "mbert", "files": {Path(f).name: Path(f) for f in sm.input.model}}
     else:
         model = {"kind": "static", "vectors": sm.input.vectors}
     texts = {lang: Path(sm.input[f"text_{lang}"]) for lang in [p.src, *p.langs]}

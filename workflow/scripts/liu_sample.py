@@ -1,8 +1,8 @@
-"""Snakemake script of rule liu_sample: the first N sentences of a language's training split
-(xling.liu.sample.copy_first_lines).
+"""Snakemake script of rule liu_sample: N sentences of a language's training split, its lines cut
+into sentences and the sentences drawn at random with a seed (xling.liu.sample.sample_sentences).
 
 input:  the language's wiki.train.txt
-params: lines (N)
+params: sentences (N), lang, splitter (sentencex | lines), seed
 output: the sample
 """
 
@@ -10,11 +10,13 @@ from pathlib import Path
 
 from _setup import run_logged
 
-from xling.liu.sample import copy_first_lines
+from xling.liu.sample import sample_sentences
 
 
 def main(sm) -> dict:
-    return {"lines": copy_first_lines(Path(sm.input[0]), Path(sm.output[0]), int(sm.params.lines))}
+    p = sm.params
+    return sample_sentences(Path(sm.input[0]), Path(sm.output[0]), int(p.sentences), str(p.lang), int(p.seed),
+                            split=str(p.splitter))
 
 
 run_logged(snakemake, main)  # noqa: F821 - injected by Snakemake

@@ -1,9 +1,10 @@
 """Snakemake script of rule liu_translation_mbert: token translation by the mean difference shift
 on multilingual BERT itself, every direction, layer and alpha (xling.liu.mbert).
 
-input:  model = m-BERT's files (download rules); text_<lang> = tokenised sample lines (the means
-        and V_lang); way15 = XNLI-15way
-params: meta (model, size), directions, alphas, rows, sentences, max_seq_len, batch_size
+input:  model = m-BERT's files (download rules); text_<lang> = tokenised sample lines (the means);
+        way15 = XNLI-15way
+params: meta (model, size), directions, alphas, rows, sentences, token_sets (evaluated | training:
+        the convert rate's V_lang), max_seq_len, batch_size
 output: result = JSON
 """
 
@@ -24,7 +25,8 @@ def main(sm) -> dict:
     res = run_mbert_translation(
         files, texts, fifteen_way(Path(sm.input.way15), langs, int(p.rows)),
         directions, None, [float(a) for a in p.alphas], int(p.sentences), Path(sm.output.result), dict(p.meta),
-        max_seq_len=int(p.max_seq_len), batch_size=int(p.batch_size), device=torch_device(sm), log=log_line)
+        max_seq_len=int(p.max_seq_len), batch_size=int(p.batch_size), device=torch_device(sm), log=log_line,
+        token_sets=str(p.token_sets))
     return {"scores": len(res["scores"])}
 
 

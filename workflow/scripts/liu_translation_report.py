@@ -1,5 +1,6 @@
 """Snakemake script of rule liu_translation_report: Table 2 of every MLM of the study beside
-m-BERT's, and Figures 7-8 for one direction (xling.report.liu_translation).
+m-BERT's with the token sets beside Table 3's, and Figures 7-8 for one direction
+(xling.report.liu_translation).
 
 input:  the liu_translation JSON files, m-BERT's last when configured (the first of the
         largest size is drawn)
@@ -12,14 +13,15 @@ from pathlib import Path
 
 from _setup import run_logged
 
-from xling.report.liu_translation import figure7_8, table2_rows, write_table2
+from xling.report.liu_translation import figure7_8, table2_rows, token_set_rows, write_table2
 
 
 def main(sm) -> dict:
     results = [json.loads(Path(f).read_text()) for f in sm.input]
     p, o = sm.params, sm.output
     rows = table2_rows(results, int(p.layers))
-    write_table2(rows, dict(p.labels), Path(o.table_md), Path(o.table_csv), note=p.note)
+    write_table2(rows, dict(p.labels), Path(o.table_md), Path(o.table_csv), note=p.note,
+                 token_sets=token_set_rows(results))
     trained = [r for r in results if r["size"] is not None]  # ours; m-BERT is in the table only
     largest = max(int(r["size"]) for r in trained)
     drawn = next(r for r in trained if int(r["size"]) == largest)

@@ -67,6 +67,16 @@ def bpe_words(tokens: Sequence[str]) -> list[tuple[str, int, int]]:
     return out  # a dangling marked piece at the end of a line belongs to no word
 
 
+Words = list[tuple[str, int, int]]  # (word, first piece, end) of one line's pieces
+LineWords = Callable[[str], tuple[list[str], Words]]  # a line -> its pieces and its words' spans
+
+
+def bpe_line(line: str) -> tuple[list[str], Words]:
+    """A BPE-segmented line (as pretraining read it): its pieces and :func:`bpe_words`."""
+    tokens = line.split()
+    return tokens, bpe_words(tokens)
+
+
 def piece_means(states: torch.Tensor, slot_of_pos: torch.Tensor, n_slots: int) -> torch.Tensor:
     """``[layers, n_slots, dim]`` float32: per slot, the mean of ``states`` (``[layers, B, T, dim]``)
     over the positions ``slot_of_pos`` (``[B, T]``) marks with it; -1 marks none. Every word
@@ -89,9 +99,11 @@ def contextual_word_vectors(
     max_seq_len: int = 256,
     batch_size: int = 64,
     device: str = "cpu",
+    line_words: LineWords = bpe_line,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Per layer, the average contextual vector of the ``max_words`` most frequent words of
-    ``lines`` (BPE-segmented text, as pretraining read it).
+    ``lines`` (BPE-segmented text, as pretraining read it; or any text ``line_words`` cuts into the
+    encoder's pieces and words, as m-BERT's WordPieces: ``xling.liu.mbert.wordpiece_line_words``).
 
     A word occurrence's vector is the mean of its pieces' states; a word's vector the mean of its
     occurrences'. Returns ``(words, counts, vectors)`` with ``vectors`` ``[1 + layers, words,
@@ -99,8 +111,8 @@ def contextual_word_vectors(
     ``device`` (200k words x 9 layers x 768 is 5.5 GB); the occurrences a line cut at
     ``max_seq_len`` loses are not counted."""
     d = encoder.dictionary
-    tokenized = [line.split() for line in lines]
-    counts = Counter(w for toks in tokenized for w, _, _ in bpe_words(toks))
+    segmented = [line_words(line) for line in lines]
+    counts = Counter(w for _, spans in segmented for w, _, _ in spans)
     if not counts:
         raise ValueError("contextual_word_vectors: the text has no words")
     vocab = sorted(counts, key=lambda w: (-counts[w], w))[:max_words]
@@ -108,22 +120,22 @@ def contextual_word_vectors(
     sums = counted = None
     encoder.train(False)
     pad, room = d.pad(), max_seq_len - 2  # <s> ... </s>
-    order = sorted(range(len(tokenized)), key=lambda i: len(tokenized[i]))  # less padding
+    order = sorted(range(len(segmented)), key=lambda i: len(segmented[i][0]))  # less padding
     for s in progress(range(0, len(order), batch_size), desc=f"word vectors {lang}", unit="batch"):
-        rows = [tokenized[i][:room] for i in order[s : s + batch_size]]
-        rows = [r for r in rows if r]
+        rows = [(segmented[i][0][:room], segmented[i][1]) for i in order[s : s + batch_size]]
+        rows = [r for r in rows if r[0]]
         if not rows:
             continue
-        width = max(len(r) for r in rows) + 2
+        width = max(len(toks) for toks, _ in rows) + 2
         tokens = torch.full((len(rows), width), pad, dtype=torch.long)
         occ_of_pos = torch.full((len(rows), width), -1, dtype=torch.long)
         occ_word: list[int] = []
-        for r, toks in enumerate(rows):
+        for r, (toks, spans) in enumerate(rows):
             tokens[r, 0] = d.bos()
             tokens[r, 1 : len(toks) + 1] = torch.tensor([d.index(t) for t in toks])
             tokens[r, len(toks) + 1] = d.eos()
-            for word, a, b in bpe_words(toks):
-                if word in index:
+            for word, a, b in spans:
+                if b <= len(toks) and word in index:  # a word the cut at max_seq_len split is not read
                     occ_of_pos[r, a + 1 : b + 1] = len(occ_word)
                     occ_word.append(index[word])
         if not occ_word:

@@ -219,7 +219,12 @@ def pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
 def liu_pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
     """Liu et al.'s MLMs (target ``liu2020``): one per data size and context window, with the study's
     model and pretrain sections. A windowed model reads samples of at most its window's tokens, so
-    it is planned at that length (an upper bound: a shorter sentence is one shorter sample)."""
+    it is planned at that length (an upper bound: a shorter sentence is one shorter sample). Matched
+    in tokens to the full model (``liu2020.window_tokens``), it is planned for the full model's
+    tokens: its job measures the ratio that makes them equal, and the full model's planned tokens
+    bound its real ones."""
+    from xling.pretrain.tokens import match_recipe
+
     liu = config["liu2020"]
     if not liu["languages"]:
         return []
@@ -230,8 +235,10 @@ def liu_pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
             wid = study.window_id(window)
             length = model["tokens_per_sample"] if window == "full" else min(int(window), model["tokens_per_sample"])
             m = {**model, "tokens_per_sample": length}
-            jobs.append(PretrainJob(f"liu/n{size}/{wid}", int(liu["bpe_merges"]), model_cfg=m,
-                                    pretrain_cfg=study.pretrain_section(config, wid)))
+            pretrain = study.pretrain_section(config, wid)
+            if pretrain.get("match_tokens"):
+                pretrain = match_recipe(pretrain, model["tokens_per_sample"] / length, pretrain["match_tokens"]["by"])
+            jobs.append(PretrainJob(f"liu/n{size}/{wid}", int(liu["bpe_merges"]), model_cfg=m, pretrain_cfg=pretrain))
     return jobs
 
 

@@ -1,15 +1,16 @@
-"""Liu et al.'s Section 4 on multilingual BERT itself (``bert-base-multilingual-cased`` through
-``transformers``, from the download stage's files): token translation (4.2, Table 2) and XNLI with
-the mean difference shift (4.3, Table 4).
+"""Liu et al.'s m-BERT itself (``bert-base-multilingual-cased`` through ``transformers``, from the
+download stage's files): its word retrieval row ("Google BERT" of Figures 1 and 3, through
+``xling.liu.retrieval_job``), token translation (4.2, Table 2) and XNLI with the mean difference
+shift (4.3, Table 4).
 
 The same scores as for the study's own MLMs (``xling.liu.translation_job.translation_scores``), with
 m-BERT's WordPiece tokenizer in place of our BPE:
 
 - Means: every position of the first ``sentences`` lines of each language's sample (the same
   tokenised Wikipedia lines the study's MLMs train on), read as ``[CLS] pieces [SEP]``.
-- V_lang (the convert rate's token set of a language): the WordPiece tokens of those same lines, as
-  the paper's Table 3 counts a language's tokens on its text (m-BERT's vocabulary is shared by 104
-  languages, so it has no per-language dictionary to read).
+- V_lang (the convert rate's token set of a language): the WordPiece tokens of the language's
+  evaluated parallel rows, as the paper's Table 3 counts them (|V_en| = 9,140 on XNLI's sentences);
+  with ``token_sets="training"`` those of the sample lines the means read instead.
 - Parallel rows: the raw XNLI-15way sentences, tokenised by m-BERT's own tokenizer (its basic
   tokenizer splits punctuation and CJK characters itself).
 """
@@ -24,7 +25,7 @@ import torch
 
 from xling.analysis.backtranslate import model_dir
 from xling.analysis.run import first_lines, write_result
-from xling.liu.translation_job import translation_scores
+from xling.liu.translation_job import token_set_sizes, translation_scores
 
 Log = Callable[[str], None]
 BERT_FILES = ("config.json", "vocab.txt")  # besides the weights: what BertForMaskedLM and its tokenizer need
@@ -83,11 +84,14 @@ def load_mbert(directory: Path, device: str = "cpu"):
 def run_mbert_translation(files: Mapping[str, Path], texts: Mapping[str, Path], parallel: Mapping[str, Sequence[str]],
                           directions: Sequence[tuple[str, str]], layers: Sequence[int] | None, alphas: Sequence[float],
                           n_sentences: int, out_json: Path, meta: dict, max_seq_len: int = 256, batch_size: int = 64,
-                          device: str = "cpu", log: Log | None = None) -> dict:
+                          device: str = "cpu", log: Log | None = None, token_sets: str = "evaluated") -> dict:
     """``files``: file name -> path of the model's files (``config.json``, weights, ``vocab.txt``,
-    ``tokenizer_config.json``); ``texts``: language -> tokenised training lines (the means and V_lang);
+    ``tokenizer_config.json``); ``texts``: language -> tokenised training lines (the means);
     ``parallel``: language -> the same rows of raw parallel sentences. Writes one score per
-    (direction, layer, alpha) as ``xling.liu.translation_job`` does; ``layers`` None: every layer 1..L."""
+    (direction, layer, alpha) as ``xling.liu.translation_job`` does; ``layers`` None: every layer 1..L.
+    ``token_sets``: V_lang from the ``evaluated`` rows (Table 3) or the ``training`` lines."""
+    if token_sets not in ("evaluated", "training"):
+        raise ValueError(f"token_sets must be 'evaluated' or 'training', got {token_sets!r}")
     log = log or (lambda _m: None)
     with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
         model, d = load_mbert(model_dir(files, Path(tmp) / "model", BERT_FILES, "BERT"), device)
@@ -96,15 +100,16 @@ def run_mbert_translation(files: Mapping[str, Path], texts: Mapping[str, Path], 
     max_seq_len = min(max_seq_len, int(model.config.max_position_embeddings))
     langs = sorted({lang for pair in directions for lang in pair})
     lines = {lang: [d.pieces(line) for line in first_lines(Path(texts[lang]), n_sentences)] for lang in langs}
-    vocab = {lang: {p for line in lines[lang] for p in line} for lang in langs}
     pieces = {lang: [d.pieces(s) for s in parallel[lang]] for lang in langs}
+    read = pieces if token_sets == "evaluated" else lines
+    vocab = {lang: {p for line in read[lang] for p in line} for lang in langs}
     rows = {len(v) for v in pieces.values()}
     if len(rows) != 1:
         raise ValueError(f"m-BERT token translation: the parallel languages have different row counts {sorted(rows)}")
     scores = translation_scores(model, d, num_layers, lines, vocab, pieces, directions, layers, alphas, max_seq_len,
                                 batch_size, device, log, source="m-BERT")
     return write_result(out_json, {**meta, "layers": num_layers, "rows": rows.pop(), "sentences": n_sentences,
-                                   "vocab_sizes": {lang: len(v) for lang, v in vocab.items()}, "scores": scores})
+                                   "token_sets": token_sets, **token_set_sizes(vocab, directions), "scores": scores})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,6 +145,32 @@ class BertEncoder(torch.nn.Module):
 
     def language_specific_parameters(self, lang: str):
         return []
+
+
+def wordpiece_line_words(dictionary: WordPieceDictionary) -> Callable[[str], tuple[list[str], list]]:
+    """A tokenised line -> its WordPieces and the span of each whitespace word among them (the
+    ``line_words`` of ``xling.analysis.words.contextual_word_vectors``): a word is itself, as our
+    MLMs' words are the corpus's tokens, read as m-BERT cuts it. A word the tokenizer drops
+    (control characters only) has no span."""
+
+    def line_words(line: str) -> tuple[list[str], list[tuple[str, int, int]]]:
+        pieces: list[str] = []
+        spans = []
+        for word in line.split():
+            cut = dictionary.pieces(word)
+            if cut:
+                spans.append((word, len(pieces), len(pieces) + len(cut)))
+                pieces += cut
+        return pieces, spans
+
+    return line_words
+
+
+def load_encoder(files: Mapping[str, Path], languages: Sequence[str], device: str = "cpu") -> BertEncoder:
+    """m-BERT's files (file name -> path) as a :class:`BertEncoder` in eval mode on ``device``."""
+    with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
+        model, d = load_mbert(model_dir(files, Path(tmp) / "model", BERT_FILES, "BERT"), device)
+    return BertEncoder(model, d, languages).eval()
 
 
 def wordpiece_splitter(dictionary: WordPieceDictionary) -> Callable[[list[str]], list[list[str]]]:

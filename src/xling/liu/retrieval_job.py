@@ -2,11 +2,13 @@
 words to each other language's on the MUSE dictionaries, in the model's own space (no mapping).
 
 Word vectors come from the same text for every model: the first sentences of each language's BPE
-training text.
+training text (for m-BERT, the same sentences before BPE).
 
 - MLM: a word's contextual vectors averaged over its occurrences there ("we simply average
   embeddings in all contexts"), an occurrence being the mean of its pieces' states, per layer
   (``xling.analysis.words.contextual_word_vectors``).
+- m-BERT (the paper's "Google BERT" of Figures 1 and 3): the same, with each word of the tokenised
+  line cut into m-BERT's WordPieces and the line read as ``[CLS] pieces [SEP]`` (``xling.liu.mbert``).
 - word2vec / GloVe (trained on BPE pieces, as the paper's were on WordPiece): a word's vector is the
   mean of its pieces' vectors; a word with a piece left out of the static vocabulary has none.
 
@@ -62,8 +64,9 @@ def _lowercased(words: Sequence[str], vectors: np.ndarray, keep: set[str]) -> tu
 def run_liu_retrieval(model: dict, texts: dict[str, Path], dictionaries: dict[str, Path], src: str, n_sentences: int,
                       max_words: int, out_json: Path, meta: dict, max_seq_len: int = 256, batch_size: int = 64,
                       device: str = "cpu", log: Log | None = None) -> dict:
-    """``model``: ``{"kind": "mlm", "checkpoint", "dictionary"}`` or ``{"kind": "static", "vectors"}``;
-    ``texts``: language -> BPE training text (the source language's included); ``dictionaries``:
+    """``model``: ``{"kind": "mlm", "checkpoint", "dictionary"}``, ``{"kind": "static", "vectors"}``
+    or ``{"kind": "mbert", "files"}`` (file name -> path of m-BERT's files); ``texts``: language ->
+    BPE training text (the source language's included; m-BERT: the tokenised text); ``dictionaries``:
     target language -> MUSE dictionary ``src -> target``. Writes MRR per target language and layer
     (one "layer" for a static model)."""
     log = log or (lambda _m: None)
@@ -85,8 +88,20 @@ def run_liu_retrieval(model: dict, texts: dict[str, Path], dictionaries: dict[st
             words, _counts, vecs = contextual_word_vectors(encoder, lang, lines, max_words, max_seq_len, batch_size,
                                                            device)
             return words, vecs
+    elif model["kind"] == "mbert":
+        from xling.analysis.words import contextual_word_vectors
+        from xling.liu.mbert import load_encoder, wordpiece_line_words
+
+        bert = load_encoder({k: Path(v) for k, v in model["files"].items()}, [src, *dictionaries]).to(device)
+        max_seq_len = min(max_seq_len, bert.max_positions())
+        line_words = wordpiece_line_words(bert.dictionary)
+
+        def vectors(lang: str, lines: list[str]) -> tuple[list[str], np.ndarray]:
+            words, _counts, vecs = contextual_word_vectors(bert, lang, lines, max_words, max_seq_len, batch_size,
+                                                           device, line_words=line_words)
+            return words, vecs
     else:
-        raise ValueError(f"unknown model kind {model['kind']!r} (expected mlm or static)")
+        raise ValueError(f"unknown model kind {model['kind']!r} (expected mlm, static or mbert)")
 
     def space(lang: str, keep: set[str]) -> tuple[list[str], np.ndarray]:
         lines = first_lines(Path(texts[lang]), n_sentences)

@@ -47,10 +47,14 @@ def model_section(cfg: dict) -> dict:
 def pretrain_section(cfg: dict, wid: str) -> dict:
     """``pretrain`` (with liu2020.pretrain over it) of one context window: ``full`` keeps it as it
     is; ``w<N>`` cuts every sentence into samples of at most N tokens (one sentence per sample, no
-    token dropped)."""
+    token dropped) and, unless ``liu2020.window_tokens`` is ``none``, is given as many tokens as
+    the full model of its data (``match_tokens``: by samples per update or by updates, measured on
+    the data when the job starts; :mod:`xling.pretrain.tokens`)."""
     p = {**cfg["pretrain"], **cfg["liu2020"]["pretrain"]}
     if wid != FULL:
-        p.update(sample_break_mode="eos", sentence_window=int(wid[1:]))
+        by = cfg["liu2020"]["window_tokens"]
+        match = {"by": by, "sample_break_mode": p["sample_break_mode"]} if by != "none" else None
+        p.update(sample_break_mode="eos", sentence_window=int(wid[1:]), match_tokens=match)
     return p
 
 

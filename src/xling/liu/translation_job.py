@@ -6,9 +6,12 @@ layer l and decoded by the MLM head at every position, scored against the t sent
 - Means: every position of the first ``sentences`` lines of a language's BPE training text,
   ``<s>``/``</s>`` included ("all the context-dependent representation", 4.1.1).
 - Outputs: the argmax piece at each position of the input sentence (not ``<s>``/``</s>``).
-- Convert rate: over all output pieces, with V_lang the pieces of the language's training text
-  (``dict.<lang>.txt`` of binarisation, the paper's "token set of the language"); pieces of both
-  sets are left out. BLEU-1: corpus BLEU on pieces against the t sentence's pieces.
+- Convert rate: over all output pieces; pieces of both token sets are left out. V_lang, the paper's
+  "token set of the language", is that of the evaluated text: the pieces of the language's
+  parallel rows (Table 3 counts |V_en| = 9,140 on XNLI's sentences, a few thousand types, not a
+  vocabulary of 10^5). ``liu2020.translation.token_sets: training`` reads the pieces of the
+  training text instead (``dict.<lang>.txt`` of binarisation), where most outputs are shared.
+- BLEU-1: corpus BLEU on pieces against the t sentence's pieces.
 - ``alpha = 0`` (no shift) is scored too: the model copying its input, the baseline of both scores.
 """
 
@@ -21,7 +24,7 @@ import torch
 
 from xling.analysis.language_shift import language_means, mean_difference, translate_tokens
 from xling.analysis.run import first_lines, write_result
-from xling.metrics.translation import bleu1, convert_rate
+from xling.metrics.translation import bleu1, convert_rate, vocabulary_of
 
 Log = Callable[[str], None]
 
@@ -97,14 +100,31 @@ def bpe_pieces(sentences: Sequence[str], settings, bpe_manifest: Path, lang: str
     return [[p for word in to_pieces(words) for p in word] for words in lines(list(sentences))]
 
 
-def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Path], vocabs: dict[str, Path],
+def token_sets(parallel: dict[str, list[list[str]]], vocabs: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """V_lang of every language of ``parallel``: the pieces of its parallel rows (the evaluated
+    text, as Table 3 counts them), or with ``vocabs`` (language -> ``dict.<lang>.txt``) the pieces
+    of its training text."""
+    if vocabs is None:
+        return {lang: vocabulary_of(rows) for lang, rows in parallel.items()}
+    return {lang: read_piece_set(vocabs[lang]) for lang in parallel}
+
+
+def token_set_sizes(vocab: dict[str, set[str]], directions: Sequence[tuple[str, str]]) -> dict:
+    """Table 3's numbers of the sets a result used: |V_lang| per language and |V_s ∩ V_t| per
+    direction."""
+    return {"vocab_sizes": {lang: len(v) for lang, v in sorted(vocab.items())},
+            "vocab_overlap": {f"{s}-{t}": len(vocab[s] & vocab[t]) for s, t in directions}}
+
+
+def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Path],
                         parallel: dict[str, list[list[str]]], directions: Sequence[tuple[str, str]],
                         layers: Sequence[int], alphas: Sequence[float], n_sentences: int, out_json: Path, meta: dict,
-                        max_seq_len: int = 256, batch_size: int = 64, device: str = "cpu",
-                        log: Log | None = None) -> dict:
-    """``texts``: language -> BPE training text (its means); ``vocabs``: language -> ``dict.<lang>.txt``;
-    ``parallel``: language -> the same rows of parallel sentences as BPE pieces. Writes one score
-    per (direction, layer, alpha), ``alpha = 0`` once per direction."""
+                        vocabs: dict[str, Path] | None = None, max_seq_len: int = 256, batch_size: int = 64,
+                        device: str = "cpu", log: Log | None = None) -> dict:
+    """``texts``: language -> BPE training text (its means); ``parallel``: language -> the same
+    rows of parallel sentences as BPE pieces; ``vocabs``: language -> ``dict.<lang>.txt``, only
+    when V_lang is the training text's (None: the parallel rows'). Writes one score per
+    (direction, layer, alpha), ``alpha = 0`` once per direction, and the token sets' sizes."""
     from xling.pretrain.loader import load_encoder
 
     log = log or (lambda _m: None)
@@ -112,11 +132,12 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
     max_seq_len = min(max_seq_len, encoder.encoder.max_positions())
     langs = sorted({l for pair in directions for l in pair})
     lines = {lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)] for lang in langs}
-    vocab = {lang: read_piece_set(vocabs[lang]) for lang in langs}
+    vocab = token_sets({lang: parallel[lang] for lang in langs}, vocabs)
     scores = translation_scores(encoder, encoder.dictionary, encoder.num_layers, lines, vocab, parallel, directions,
                                 layers, alphas, max_seq_len, batch_size, device, log, source=str(checkpoint))
     return write_result(out_json, {**meta, "layers": encoder.num_layers, "rows": len(next(iter(parallel.values()))),
-                                   "sentences": n_sentences, "scores": scores})
+                                   "sentences": n_sentences, "token_sets": "training" if vocabs else "evaluated",
+                                   **token_set_sizes(vocab, directions), "scores": scores})
 
 
 def translation_scores(model, dictionary, num_layers: int, lines: dict[str, Sequence[list[str]]],
@@ -125,8 +146,8 @@ def translation_scores(model, dictionary, num_layers: int, lines: dict[str, Sequ
                        max_seq_len: int, batch_size: int, device: str, log: Log,
                        source: str = "the model") -> list[dict]:
     """The scores of any MLM (ours, or m-BERT through ``xling.liu.mbert``): ``lines`` (language ->
-    sentences as the model's pieces) give the means, ``vocab`` each language's piece set (the
-    convert rate's V_lang), ``parallel`` the same rows in every language. ``dictionary`` maps pieces
+    sentences as the model's pieces) give the means, ``vocab`` each language's token set (the
+    convert rate's V_lang, :func:`token_sets`), ``parallel`` the same rows in every language. ``dictionary`` maps pieces
     and ids as a fairseq dictionary does (``index``, ``[]``, ``bos``, ``eos``, ``pad``)."""
     d = dictionary
     bad = [l for l in layers if not 1 <= l <= num_layers]

@@ -64,11 +64,13 @@ class Recipe:
     # options (OPTIONS): tracked only when set away from their default
     tensorboard: bool = False
     sentence_window: int | None = None
+    # {"by": "batch" | "updates", "sample_break_mode": the reference's}: xling.pretrain.tokens
+    match_tokens: Mapping[str, Any] | None = None
 
 
 # Fields added after models had been trained with this pipeline, at the value that reproduces
 # what those models did: a job's tracked params leave them out at that value.
-OPTIONS = {"tensorboard": False, "sentence_window": None}
+OPTIONS = {"tensorboard": False, "sentence_window": None, "match_tokens": None}
 
 
 @dataclass(frozen=True)

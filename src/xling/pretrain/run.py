@@ -289,7 +289,11 @@ def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path,
 
     Layout: fairseq's checkpoints (``checkpoint_last.pt`` for resuming, interval and best
     ones) live in ``<out>/fairseq/``, which no rule declares, so Snakemake never deletes them
-    when it reruns a killed job; ``<out>/checkpoint_best.pt`` (declared) links to the best."""
+    when it reruns a killed job; ``<out>/checkpoint_best.pt`` (declared) links to the best.
+
+    ``pretrain["match_tokens"]`` (Liu et al.'s windowed models): the recipe is first matched in
+    tokens to its reference on the first data directory's training data
+    (:func:`xling.pretrain.tokens.matched_recipe`); ``done.json`` records what was measured."""
     from xling.pretrain.command import cpu_process_commands, fairseq_train_command
     from xling.pretrain.schedule import batch_layout, schedule
 
@@ -307,6 +311,14 @@ def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path,
         num_workers = min(8, per_process - 1)
     out_dir = Path(done_path).parent
     save_dir = out_dir / "fairseq"
+    extra: dict = {}
+    if pretrain.get("match_tokens"):
+        # as many tokens as the reference cutting of the same data (Liu et al.'s windows): the
+        # samples per update (or the updates) follow from the training data's sentence lengths
+        from xling.pretrain.tokens import matched_recipe
+
+        first = data_dir[0] if isinstance(data_dir, (list, tuple)) else data_dir
+        pretrain, extra["match_tokens"] = matched_recipe(pretrain, model, first, languages)
     cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages, n_gpus=n_gpus,
                                 cpu=n_gpus == 0, seed=seed, num_workers=num_workers, cpu_processes=processes)
     cmds = cpu_process_commands(cmd, free_port()) if n_gpus == 0 else [cmd]
@@ -322,10 +334,12 @@ def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path,
             fh.write(f"{datetime.now().isoformat(timespec='seconds')} start on {n_gpus or 'no'} GPU(s), "
                      f"{layout.processes} process(es) x {layout.streams_per_step} streams x update-freq "
                      f"{layout.update_freq} = {layout.effective_batch_streams} streams per update, "
-                     f"fairseq log: {out_dir / 'train.log'}\n{' '.join(cmd)}\n")
+                     f"fairseq log: {out_dir / 'train.log'}\n"
+                     + (f"matched in tokens: {json.dumps(extra['match_tokens'])}\n" if extra else "")
+                     + f"{' '.join(cmd)}\n")
     summary = run_pretraining(cmds, save_dir, languages, sched.max_updates, out_dir / "train.log", done_path,
                               threads=per_process, best_out=out_dir / "checkpoint_best.pt",
-                              extra={"batch": batch})
+                              extra={"batch": batch, **extra})
     if note:
         with open(note, "a", encoding="utf-8") as fh:
             fh.write(f"{datetime.now().isoformat(timespec='seconds')} done: {json.dumps(summary)}\n")

@@ -1,5 +1,6 @@
 """Liu et al.'s token translation report: Table 2 of each of the study's MLMs beside m-BERT's
-published one, and Figures 7-8 (convert rate and BLEU-1 against the layer, one line per alpha).
+published one, the token sets its convert rates use beside the paper's Table 3, and Figures 7-8
+(convert rate and BLEU-1 against the layer, one line per alpha).
 
 The paper's m-BERT has 12 layers; its rows name layers 11 and 10. Ours are read at the same
 distance from the top (L - 1 and L - 2 of an L-layer model), and ``our_layer`` says which. The
@@ -26,6 +27,36 @@ def paper_table2() -> dict[tuple[str, str], float]:
     text = resources.files("xling").joinpath("data/liu2020_table2_token_translation.csv").read_text(encoding="utf-8")
     rows = list(csv.DictReader(text.splitlines()))
     return {(r["row"], d): float(v) for r in rows for d, v in r.items() if d != "row" and v != ""}
+
+
+def paper_table3() -> dict[tuple[str, str], int]:
+    """(row, language) -> the published token-set size (``|V_lang|``, ``|V_en ∩ V_lang|``)."""
+    text = resources.files("xling").joinpath("data/liu2020_table3_token_sets.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    return {(r["row"], lang): int(v) for r in rows for lang, v in r.items() if lang != "row" and v != ""}
+
+
+def token_set_rows(results: Sequence[dict]) -> list[dict]:
+    """Table 3 of every result that records its token sets (``vocab_sizes``, ``vocab_overlap``):
+    |V_lang| and |V_src ∩ V_lang| for the source language (the ``src`` of the first direction) and
+    each language it is translated into, beside the paper's; long format with the Table 2 CSV's
+    fields (``direction`` is the language)."""
+    paper = paper_table3()
+    out = []
+    for r in results:
+        if "vocab_sizes" not in r:
+            continue
+        src = r["scores"][0]["src"]
+        langs = [src] + list(dict.fromkeys(s["tgt"] for s in r["scores"] if s["src"] == src))
+        size = None if r["size"] is None else int(r["size"])
+        for row, value in (("|V_lang|", lambda lang: r["vocab_sizes"][lang]),
+                           (f"|V_{src} ∩ V_lang|", lambda lang: r["vocab_sizes"][lang] if lang == src
+                            else r["vocab_overlap"][f"{src}-{lang}"])):
+            for lang in langs:
+                published = paper.get((row.replace(f"V_{src} ", "V_en "), lang)) if src == "en" else None
+                out.append({"model": r["model"], "size": size, "direction": lang, "row": row, "our_layer": None,
+                            "ours": value(lang), "paper": published, "text": r.get("token_sets")})
+    return out
 
 
 def _at(scores: list[dict], layer: int, alpha: float) -> dict | None:
@@ -73,36 +104,51 @@ def table2_rows(results: Sequence[dict], layers: int) -> list[dict]:
 def _fmt(v, row: str) -> str:
     if v is None:
         return "—"
-    if row == "best layer":
+    if row == "best layer" or row.startswith("|V"):
         return str(int(v))
     if row == "best alpha":
         return f"{v:g}"
     return f"{v:.3f}" if row.startswith("convert rate") else f"{v:.2f}"
 
 
-def write_table2(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_path: Path, note: str = "") -> None:
-    write_rows_csv(rows, FIELDS, csv_path)
+def write_table2(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_path: Path, note: str = "",
+                 token_sets: Sequence[dict] = ()) -> None:
+    """The md page and the long CSV of Table 2 (``rows``) and, per model, its token sets beside
+    Table 3 (``token_sets``: :func:`token_set_rows`; in the CSV with the language as ``direction``)."""
+    write_rows_csv([*rows, *({k: r[k] for k in FIELDS} for r in token_sets)], FIELDS, csv_path)
     lines = ["# Token translation by the mean difference shift (Liu et al. 2020, Table 2)", ""]
     if note:
         lines += [f"_{note}_", ""]
     lines += ["Each cell: ours (m-BERT, published). Layers as the paper names them for its 12-layer m-BERT; ours "
               "are read at the same distance from the top (`our_layer` in the CSV). A convert rate is undefined "
-              "(—) when every output piece is in both languages' vocabularies.", ""]
+              "(—) when every output piece is in both languages' token sets. Below each table, the token sets "
+              "V_lang the convert rates use, beside the paper's Table 3 (m-BERT's WordPieces of XNLI's sentences).",
+              ""]
     for model, size in dict.fromkeys((r["model"], r["size"]) for r in rows):
         sel = [r for r in rows if (r["model"], r["size"]) == (model, size)]
         dirs = list(dict.fromkeys(r["direction"] for r in sel))
         trained = "as released" if size is None else f"{size:,} sentences per language"
-        lines += [f"## {labels.get(model, model)}, {trained}", "",
-                  "| | " + " | ".join(dirs) + " |", "|---|" + "---:|" * len(dirs)]
-        for row in dict.fromkeys(r["row"] for r in sel):
-            cells = []
-            for d in dirs:
-                r = next(x for x in sel if x["row"] == row and x["direction"] == d)
-                cells.append(_fmt(r["ours"], row) + ("" if r["paper"] is None else f" ({_fmt(r['paper'], row)})"))
-            lines.append(f"| {row} | " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += [f"## {labels.get(model, model)}, {trained}", ""] + _md_table(sel, dirs) + [""]
+        sets = [r for r in token_sets if (r["model"], r["size"]) == (model, size)]
+        if sets:
+            text = {"evaluated": "the evaluated parallel rows'", "training": "the training text's"}
+            lines += [f"Token sets (Table 3): {text.get(sets[0]['text'], sets[0]['text'])} pieces", ""]
+            lines += _md_table(sets, list(dict.fromkeys(r["direction"] for r in sets))) + [""]
     with atomic_write(md) as fh:
         fh.write("\n".join(lines))
+
+
+def _md_table(sel: Sequence[dict], columns: list[str]) -> list[str]:
+    """One row per ``row`` of ``sel``, one column per ``direction``: ours (paper)."""
+    lines = ["| | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    for row in dict.fromkeys(r["row"] for r in sel):
+        cells = []
+        for d in columns:
+            r = next(x for x in sel if x["row"] == row and x["direction"] == d)
+            cells.append(_fmt(r["ours"], row) + ("" if r["paper"] is None else f" ({_fmt(r['paper'], row)})"))
+        name = row.replace("|", "\\|")  # Table 3's |V| inside a markdown table
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def figure7_8(result: dict, direction: str, out_png: Path, out_pdf: Path, title: str | None = None) -> None:
