@@ -1,8 +1,10 @@
-"""Liu et al.'s data sizes (3.2): the first N sentences of a language's training split.
+"""Liu et al.'s data sizes (3.2): the first N lines of a language's training split.
 
-The first N, not a random N: the split is already a seeded shuffle of the corpus
-(``xling.preprocess.split``), and taking a prefix nests the sizes, so the 200k-sentence model reads
-a subset of what the 1000k one reads, as "more data" means."""
+The first N are a random N when the split was shuffled (``preprocess.shuffle``, on by default as
+in XLM's get-data-wiki.sh: ``xling.preprocess.split`` puts the kept lines in a seeded random order
+before the split), and taking a prefix nests the sizes, so the 200k-line model reads a subset of
+what the 1000k one reads, as "more data" means. With ``preprocess.shuffle: false`` the split keeps
+the dump's order and the first N lines are the earliest articles' paragraphs."""
 
 from __future__ import annotations
 
