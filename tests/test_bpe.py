@@ -205,3 +205,80 @@ def test_canonical_setting_on_paper_config():
         assert canon[s] == "default_anchors"
     for s in ("default", "wiki_cc", "no_anchors", "default_anchors", "extra_anchors"):
         assert canon[s] == s
+
+
+def _materialise_sample(train: dict[str, Path], sample, out: Path) -> None:
+    """XLM's ``shuf -r -n <lines> train.<lang> >> bpe.train`` for each language, from the same draws."""
+    from xling.bpe.sample import draw_lines
+    with open(out, "w", encoding="utf-8") as fo:
+        for lang, path in train.items():
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            for i, times in zip(*draw_lines(len(lines), sample.lines, sample.seed, lang)):
+                fo.write(lines[i] * int(times))
+
+
+def test_joint_sample_is_xlms_bpe_train(tmp_path, texts):
+    """Codes learnt with a sample are those learnt on XLM's bpe.train written out: each language's
+    lines drawn with replacement (more draws than lines, so lines repeat), concatenated."""
+    from xling.bpe import JointSample
+    from xling.bpe.sample import draw_lines
+    sample = JointSample(lines=700, seed=3)
+    m = build_bpe(tmp_path / "s", "joint", 200, texts, sample=sample)
+    assert m["sample"] == {"lines": 700, "seed": 3}
+    train = {lang: texts[lang]["train"] for lang in texts}
+    _materialise_sample(train, sample, tmp_path / "bpe.train")
+    learn_codes([tmp_path / "bpe.train"], tmp_path / "codes.xlm", 200)
+    assert (tmp_path / "s" / "codes.joint").read_bytes() == (tmp_path / "codes.xlm").read_bytes()
+    assert len((tmp_path / "bpe.train").read_text().splitlines()) == 2 * 700
+    idx, times = draw_lines(400, 700, 3, "en")
+    assert times.sum() == 700 and times.max() > 1 and list(idx) == sorted(set(idx))
+    # a language has its own draws; the same seed gives the same draws
+    assert list(draw_lines(400, 700, 3, "fr")[0]) != list(idx)
+    assert list(draw_lines(400, 700, 3, "en")[0]) == list(idx)
+
+
+def _merge_share(codes: Path, letters: str) -> float:
+    merges = codes.read_text(encoding="utf-8").splitlines()[1:]
+    return sum(all(c in letters + "</w>" for c in "".join(m.split())) for m in merges) / len(merges)
+
+
+def test_joint_sample_gives_each_language_an_equal_say(tmp_path):
+    """A corpus ten times larger takes most of the merges of codes learnt on the whole corpora;
+    on an equal sample of each language (XLM's recipe) the two languages share them about evenly."""
+    from xling.bpe import JointSample
+    rng = random.Random(1)
+    vocab = {"en": _words(rng, "abcdefghij", 400), "fr": _words(rng, "klmnopqrst", 400)}
+    texts = {}
+    for lang, n in (("en", 4000), ("fr", 400)):
+        texts[lang] = {}
+        for split, k in (("train", n), ("valid", 10), ("test", 10)):
+            p = tmp_path / f"{lang}.{split}.txt"
+            _corpus(p, vocab[lang], rng, k)
+            texts[lang][split] = p
+    build_bpe(tmp_path / "full", "joint", 300, texts)
+    build_bpe(tmp_path / "sample", "joint", 300, texts, sample=JointSample(lines=2000, seed=1))
+    full_en, full_fr = (_merge_share(tmp_path / "full" / "codes.joint", a) for a in ("abcdefghij", "klmnopqrst"))
+    en, fr = (_merge_share(tmp_path / "sample" / "codes.joint", a) for a in ("abcdefghij", "klmnopqrst"))
+    assert full_en > 2 * full_fr, (full_en, full_fr)
+    assert abs(en - fr) < 0.25 * (en + fr), (en, fr)
+
+
+def test_sample_params_and_refusals(tmp_path, texts):
+    from xling import config as xcfg
+    from xling.bpe import JointSample, sample_params
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    # the paper config follows XLM's README: 10M lines of each language
+    assert cfg["bpe"]["sample_lines"] == 10_000_000 == xcfg.schema()["properties"]["bpe"]["properties"][
+        "sample_lines"]["default"]
+    assert sample_params(cfg["bpe"], "joint") == {"lines": 10_000_000, "seed": cfg["bpe"]["sample_seed"]}
+    assert sample_params(cfg["bpe"], "per_language") is None
+    assert sample_params({**cfg["bpe"], "sample_lines": None}, "joint") is None
+    with pytest.raises(ValueError, match="joint codes"):
+        build_bpe(tmp_path / "x", "per_language", 50, texts, sample=JointSample(lines=10, seed=1))
+    with pytest.raises(ValueError, match="at least one line"):
+        JointSample(lines=0, seed=1)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(InputError, match=r"empty\.txt: expected a train split with lines"):
+        build_bpe(tmp_path / "y", "joint", 50, {"en": {**texts["en"], "train": empty}, "fr": texts["fr"]},
+                  sample=JointSample(lines=10, seed=1))

@@ -2,6 +2,7 @@
 
 import bz2
 import lzma
+import subprocess
 
 import pytest
 
@@ -51,10 +52,15 @@ It was first used in 1642.{{citation needed}}
 """
 
 
-def test_extract_wiki_small_dump(tmp_path):
+def _dump(tmp_path):
     dump = tmp_path / "enwiki-20190701-pages-articles.xml.bz2"
     with bz2.open(dump, "wt", encoding="utf-8") as fh:
         fh.write(DUMP)
+    return dump
+
+
+def test_extract_wiki_small_dump(tmp_path):
+    dump = _dump(tmp_path)
     out = tmp_path / "wiki.txt"
     n = extract_wiki(dump, out, processes=1)
     lines = out.read_text(encoding="utf-8").splitlines()
@@ -62,10 +68,27 @@ def test_extract_wiki_small_dump(tmp_path):
     assert "Anarchism is a political philosophy that advocates self-governed societies." in lines
     assert "It was first used in 1642." in lines
     assert 'The second article has one sentence about "cats".' in lines
-    # no titles, doc tags, empty lines, references, categories or table markup
-    assert "Anarchism" not in lines and "Second page" not in lines
+    # as XLM: the titles stay; no doc tags or empty lines; WikiExtractor itself leaves out
+    # references, categories and the table
+    assert lines[0] == "Anarchism" and "Second page" in lines
     assert all(l and not l.startswith("<") and "citation" not in l and "Category" not in l
                and not l.startswith("|") for l in lines)
+    extract_wiki(dump, out, processes=1, drop=["titles", "markup"])
+    dropped = out.read_text(encoding="utf-8").splitlines()
+    assert dropped == [l for l in lines if l not in ("Anarchism", "Second page")]
+
+
+def test_extraction_is_xlms_shell_pipeline(tmp_path):
+    """By default we keep what XLM's get-data-wiki.sh keeps of WikiExtractor's output, line for
+    line: its own ``sed | grep | grep`` run on the same output (lines stripped, as the tokeniser
+    does anyway)."""
+    raw = ['<doc id="1" url="u" title="T">', "T", "", "   ", "Body line one. ", "{{Infobox x", "|}",
+           "! header", "<br>", "Body line two.", "</doc>", '<doc id="2" url="u" title="U">', "U", "Third.", "</doc>"]
+    text = "".join(l + "\n" for l in raw)
+    xlm = subprocess.run(["bash", "-c", 'sed "/^\\s*\\$/d" | grep -v "^<doc id=" | grep -v "</doc>\\$"'],
+                         input=text, capture_output=True, text=True, check=True).stdout
+    assert list(clean_wiki_lines(text.splitlines(keepends=True))) == [l.strip() for l in xlm.splitlines()]
+    assert "T" in xlm.splitlines() and "|}" in xlm.splitlines()  # the titles and markup do stay in XLM's
 
 
 def test_not_a_mediawiki_dump(tmp_path):
@@ -81,10 +104,25 @@ def test_not_a_mediawiki_dump(tmp_path):
         extract_wiki(plain, tmp_path / "out.txt")
 
 
-def test_clean_wiki_lines_drops_titles_and_markup():
+def test_clean_wiki_lines_drops_titles_and_markup_on_request():
     raw = ['<doc id="1" url="u" title="T">', "T", "", "Body line one.", "{{Infobox x", "|}",
            "Body line two.", "</doc>", '<doc id="2" url="u" title="U">', "U", "Third.", "</doc>"]
-    assert list(clean_wiki_lines(raw)) == ["Body line one.", "Body line two.", "Third."]
+    assert list(clean_wiki_lines(raw)) == ["T", "Body line one.", "{{Infobox x", "|}", "Body line two.", "U",
+                                           "Third."]
+    assert list(clean_wiki_lines(raw, ["titles"])) == ["Body line one.", "{{Infobox x", "|}", "Body line two.",
+                                                      "Third."]
+    assert list(clean_wiki_lines(raw, ["markup"])) == ["T", "Body line one.", "Body line two.", "U", "Third."]
+    assert list(clean_wiki_lines(raw, ["titles", "markup"])) == ["Body line one.", "Body line two.", "Third."]
+    with pytest.raises(ValueError, match="'tables'"):
+        list(clean_wiki_lines(raw, ["tables"]))
+
+
+def test_wiki_drop_default_is_xlms():
+    from xling import config as xcfg
+
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    assert cfg["preprocess"]["wiki_drop"] == [] == xcfg.schema()["properties"]["preprocess"]["properties"][
+        "wiki_drop"]["default"]
 
 
 def test_extract_cc_drops_empty_lines(tmp_path):

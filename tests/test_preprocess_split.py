@@ -1,5 +1,6 @@
-"""Shards, merge, filters, dedup, seeded split, caps, bounded memory."""
+"""Shards, merge, filters, dedup, seeded shuffle and split, caps, bounded memory."""
 
+import io
 import random
 import tracemalloc
 from collections import Counter
@@ -7,10 +8,12 @@ from math import comb
 
 import pytest
 
+import xling.preprocess.shuffle as shuffle_mod
 import xling.preprocess.split as split_mod
 from xling import config as xcfg
 from xling.errors import InputError
 from xling.preprocess.shards import interleave, split_shards, tokenize_shard
+from xling.preprocess.shuffle import n_buckets, shuffle_lines
 from xling.preprocess.split import (
     DigestSet,
     SplitSettings,
@@ -42,7 +45,7 @@ def _write(path, lines):
 def split_settings(**kw) -> SplitSettings:
     """The paper config's split settings with some changed."""
     base = dict(valid_lines=5000, test_lines=5000, min_tokens=1, max_tokens=None, dedup=False, max_train_lines=None,
-                seed=13)
+                seed=13, shuffle=True)
     return SplitSettings(**{**base, **kw})
 
 
@@ -124,7 +127,7 @@ def test_defaults_are_xlms_no_filter_no_dedup(tmp_path):
     """XLM drops empty lines only: a one-word line, a 400-token line and duplicates all stay."""
     lines = ["solo", "a b c", "a b c", " ".join(["x"] * 400)] * 30
     s = SplitSettings.from_config(xcfg.load(xcfg.REPO / "config" / "config.yaml")["preprocess"])
-    assert (s.min_tokens, s.max_tokens, s.dedup) == (1, None, False)
+    assert (s.min_tokens, s.max_tokens, s.dedup, s.shuffle) == (1, None, False, True)
     assert list(filter_lines(lines, s.min_tokens, s.max_tokens, s.dedup)) == lines
     assert list(filter_lines(["", "a"], 1, None, False)) == ["a"]
 
@@ -169,16 +172,19 @@ def test_digest_set_membership():
     assert all(v in ds for v in values[:25]) and not any(v in ds for v in values[25:])
 
 
-def test_merge_streams_in_bounded_memory(tmp_path, monkeypatch):
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_merge_streams_in_bounded_memory(tmp_path, monkeypatch, shuffle):
     monkeypatch.setattr(split_mod, "DEDUP_BUFFER", 1024)
-    # ~13 MB of text; the merge must not hold it: peak traced memory is the dedup digests only
+    monkeypatch.setattr(shuffle_mod, "SHUFFLE_BUCKET_BYTES", 1 << 19)
+    # ~13 MB of text; the merge must not hold it: peak traced memory is the dedup digests and one
+    # shuffle bucket only
     n = 30_000
     shard = tmp_path / "big.txt"
     with open(shard, "w", encoding="utf-8") as fh:
         for i in range(n):
             fh.write(f"line {i} " + "filler " * 60 + "end\n")
     size = shard.stat().st_size
-    s = split_settings(valid_lines=100, test_lines=100, min_tokens=3, max_tokens=250)
+    s = split_settings(valid_lines=100, test_lines=100, min_tokens=3, max_tokens=250, shuffle=shuffle)
     tracemalloc.start()
     try:
         counts = merge_and_split([shard], *(tmp_path / f"o.{x}" for x in "abc"), s)
@@ -210,3 +216,71 @@ def test_sample_lines(tmp_path):
     sample_lines(src, tmp_path / "again.txt", 30, seed=1)
     assert (tmp_path / "again.txt").read_text().splitlines() == got
     assert sample_lines(src, tmp_path / "all.txt", 500, seed=1) == 100
+
+
+def _numbered(n):
+    return [f"line {i} " + "w " * (i % 7) + "." for i in range(n)]
+
+
+def _number(line):
+    return int(line.split()[1])
+
+
+def test_train_split_is_a_seeded_shuffle_of_the_lines(tmp_path):
+    """XLM's get-data-wiki.sh shuffles every line before it cuts the splits: the train split is
+    in random order (not the dump's), the same for the same seed, another for another seed;
+    shuffle: false keeps the corpus's order."""
+    lines = _numbered(400)
+    shard = _write(tmp_path / "tok.txt", lines)
+    s = split_settings(valid_lines=20, test_lines=20)
+    _, (train, valid, test) = _split(tmp_path, [shard], s, "a")
+    _, again = _split(tmp_path, [shard], s, "b")
+    assert [train, valid, test] == again
+    assert sorted(train + valid + test) == sorted(lines)
+    order = [_number(line) for line in train]
+    assert order != sorted(order)
+    # far from the file's order: consecutive train lines are consecutive in the corpus ~1/n of the time
+    assert sum(b == a + 1 for a, b in zip(order, order[1:])) < 0.05 * len(order)
+    _, (other, _, _) = _split(tmp_path, [shard], split_settings(valid_lines=20, test_lines=20, seed=14), "c")
+    assert other != train
+    _, (kept_order, _, _) = _split(tmp_path, [shard], split_settings(valid_lines=20, test_lines=20, shuffle=False), "d")
+    assert [_number(line) for line in kept_order] == sorted(_number(line) for line in kept_order)
+
+
+def test_shuffled_caps_are_a_random_subset_in_random_order(tmp_path):
+    lines = _numbered(500)
+    shard = _write(tmp_path / "tok.txt", lines)
+    s = split_settings(valid_lines=20, test_lines=20, max_train_lines=100)
+    _, (train, _, _) = _split(tmp_path, [shard], s, "a")
+    order = [_number(line) for line in train]
+    assert len(train) == 100 and order != sorted(order) and max(order) > 400 and min(order) < 100
+
+
+def _shuffled(lines, seed, bucket_bytes, tmp_path):
+    out = io.BytesIO()
+    n = shuffle_lines(iter(lines), out, seed, size_hint=sum(len(x) + 1 for x in lines), tmp_dir=tmp_path,
+                      bucket_bytes=bucket_bytes)
+    assert n == len(lines)
+    return out.getvalue().decode("utf-8").split("\n")[:-1]
+
+
+def test_shuffle_order_does_not_depend_on_the_memory_bound(tmp_path):
+    """The order is the lines sorted by their random keys: one bucket or many give the same bytes."""
+    lines = _numbered(3000) + ["dup", "dup", "tab\tinside", "carriage\rreturn", "ünïcødé 中文"]
+    total = sum(len(x.encode()) + 1 for x in lines)
+    assert n_buckets(total, 1 << 30) == 1 and n_buckets(total, 2000) > 20
+    one = _shuffled(lines, 5, 1 << 30, tmp_path)
+    many = _shuffled(lines, 5, 2000, tmp_path)
+    assert one == many and sorted(one) == sorted(lines) and one != lines
+    assert _shuffled(lines, 6, 2000, tmp_path) != one
+    assert not list(tmp_path.iterdir())  # the buckets are gone
+
+
+def test_shuffle_makes_every_order_equally_likely(tmp_path):
+    """Over seeds, each of the 3! orders of three lines comes out equally often (5-sigma bound),
+    with one bucket a line."""
+    trials = 1200
+    seen = Counter(tuple(_shuffled(["a", "b", "c"], seed, 2, tmp_path)) for seed in range(trials))
+    assert len(seen) == 6
+    expected = trials / 6
+    assert all(abs(c - expected) < 5 * expected ** 0.5 for c in seen.values()), seen

@@ -2,6 +2,8 @@
 # Settings whose BPE data are identical (Default anchors and the Sep* rows) are built once, under
 # the first such setting in config order (`canonical`).
 
+from xling.bpe import sample_params
+
 
 def bpe_inputs(wc):
     st = setting(wc.setting)
@@ -52,6 +54,8 @@ rule bpe:
         mode=lambda wc: setting(wc.setting)["bpe"],
         merges=lambda wc: setting(wc.setting)["merges"],
         languages=lambda wc: [wc.src, wc.tgt],
+        # joint codes: learnt on an equal sample of each language (XLM's `shuf -r -n`), xling.bpe.JointSample
+        sample=lambda wc: sample_params(config["bpe"], setting(wc.setting)["bpe"]),
     script:
         "../scripts/bpe_build.py"
 

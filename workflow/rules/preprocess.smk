@@ -32,6 +32,8 @@ rule wiki_extract:
     threads: threads_of("preprocess")
     resources:
         **res("preprocess"),
+    params:
+        drop=config["preprocess"]["wiki_drop"],
     script:
         "../scripts/preprocess_wiki_extract.py"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from xling.bpe.anchors import write_anchors
@@ -16,6 +17,7 @@ from xling.bpe.manifest import (
     read_manifest,
     write_manifest,
 )
+from xling.bpe.sample import JointSample, joint_sample_counts
 from xling.errors import InputError
 
 
@@ -26,13 +28,16 @@ def build_bpe(
     texts: dict[str, dict[str, Path]],
     workers: int = 1,
     min_frequency: int = 2,
+    sample: JointSample | None = None,
 ) -> dict:
     """Learn codes, segment every split of every language, write `bpe.json` (+ `anchors.json`
     for two languages).
 
     texts: lang -> split ("train", "valid", "test") -> tokenised text file. Codes are learnt on
     the train files only (for Extra anchors those are the code-switched ones).
-    joint: one set of `merges` merges on all languages' train text together.
+    joint: one set of `merges` merges on all languages' train text together; with `sample`, on
+    `sample.lines` lines of each language drawn with replacement instead (XLM's recipe,
+    xling.bpe.sample).
     per_language: `merges` merges per language, each language segmented with its own codes.
     per_language_prefixed: as per_language, then every subword written `<lang>_<subword>`.
     """
@@ -46,10 +51,16 @@ def build_bpe(
             raise ValueError(f"no {missing} text given for {lang}")
     if mode == "per_language_prefixed":
         check_prefixes_unambiguous(languages)
+    if sample is not None and mode != "joint":
+        raise ValueError(f"a sample of each language's lines is for joint codes; {mode} codes are learnt on "
+                         "each language's whole train split")
 
     learnt = {}
     if mode == "joint":
-        counts = count_words([texts[lang]["train"] for lang in languages], workers)
+        if sample is None:
+            counts = count_words([texts[lang]["train"] for lang in languages], workers)
+        else:
+            counts = joint_sample_counts({lang: texts[lang]["train"] for lang in languages}, sample)
         n = learn_codes_from_counts(counts, out_dir / "codes.joint", merges, min_frequency)
         learnt = {lang: n for lang in languages}
     else:
@@ -63,8 +74,9 @@ def build_bpe(
         for split in SPLITS:
             apply_file(bpe, texts[lang][split], out_dir / bpe_name(lang, split), prefix, workers)
 
+    extra = {"sample": asdict(sample)} if sample is not None else {}
     manifest = write_manifest(out_dir, mode, merges, languages, merges_learnt=learnt,
-                              min_frequency=min_frequency)
+                              min_frequency=min_frequency, **extra)
     if len(languages) == 2:
         manifest["anchors"] = write_anchors(out_dir, languages)
     return manifest

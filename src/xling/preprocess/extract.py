@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Collection, Iterable, Iterator
 
 from xling.errors import InputError
 from xling.io import atomic_write
@@ -20,24 +20,34 @@ from xling.io import atomic_write
 # Lines that are wiki markup WikiExtractor left behind (table rows, unexpanded templates/links,
 # stray tags); they carry no sentence.
 _MARKUP_LINE = re.compile(r"^(\{\||\|\}|\|-|\||!|\{\{|\}\}|\[\[|\]\]|__[A-Z]+__$|<[^<>]*>$)")
+WIKI_DROPS = ("titles", "markup")  # what may be dropped besides XLM's doc tags and empty lines
 
 
-def clean_wiki_lines(lines: Iterable[str]) -> Iterator[str]:
-    """WikiExtractor ``<doc>`` output -> text lines: drop doc tags, titles, empty and markup lines."""
+def clean_wiki_lines(lines: Iterable[str], drop: Collection[str] = ()) -> Iterator[str]:
+    """WikiExtractor ``<doc>`` output -> text lines, stripped.
+
+    Always dropped, as XLM's get-data-wiki.sh (``sed "/^\\s*$/d" | grep -v "^<doc id=" | grep -v
+    "</doc>$"``): empty lines and the doc tags. ``drop`` may add "titles" (the article title
+    WikiExtractor prints after each ``<doc>``) and "markup" (lines of wiki markup it left)."""
+    unknown = set(drop) - set(WIKI_DROPS)
+    if unknown:
+        raise ValueError(f"unknown wiki line kind(s) to drop {sorted(unknown)}; expected some of {WIKI_DROPS}")
+    titles, markup = "titles" in drop, "markup" in drop
     title_next = False
     for raw in lines:
-        line = raw.strip()
-        if line.startswith("<doc ") or line.startswith("<doc>"):
-            title_next = True  # WikiExtractor prints the article title right after <doc ...>
+        text = raw.rstrip("\r\n")
+        line = text.strip()
+        if not line:
             continue
-        if line == "</doc>":
+        if text.startswith("<doc id="):
+            title_next = titles  # WikiExtractor prints the article title right after <doc ...>
+            continue
+        if text.endswith("</doc>"):
             continue
         if title_next:
-            if line:
-                title_next = False
-                continue
+            title_next = False
             continue
-        if not line or _MARKUP_LINE.match(line):
+        if markup and _MARKUP_LINE.match(line):
             continue
         yield line
 
@@ -55,8 +65,9 @@ def check_mediawiki_dump(path: str | Path) -> None:
         raise InputError(path, 1, "a MediaWiki XML export starting with <mediawiki ...>", first)
 
 
-def extract_wiki(dump: str | Path, out: str | Path, processes: int = 1) -> int:
-    """Run WikiExtractor on ``dump`` and write cleaned lines to ``out``. Returns lines written."""
+def extract_wiki(dump: str | Path, out: str | Path, processes: int = 1, drop: Collection[str] = ()) -> int:
+    """Run WikiExtractor on ``dump`` and write its text lines to ``out`` (``drop``: as
+    ``clean_wiki_lines``; none, as XLM). Returns lines written."""
     check_mediawiki_dump(dump)
     cmd = [sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", "-",
            "--processes", str(max(1, processes)), "-q"]
@@ -65,7 +76,7 @@ def extract_wiki(dump: str | Path, out: str | Path, processes: int = 1) -> int:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             lines = (b.decode("utf-8", errors="replace") for b in proc.stdout)
-            for line in clean_wiki_lines(lines):
+            for line in clean_wiki_lines(lines, drop):
                 fo.write(line + "\n")
                 n += 1
             proc.stdout.close()

@@ -1,8 +1,9 @@
-"""Merge tokenised shards into train/valid/test: optional length filter and dedup, seeded split,
-caps (Wiki-CC: the CC train split matched to Wikipedia's in tokens).
+"""Merge tokenised shards into train/valid/test: optional length filter and dedup, seeded shuffle
+(XLM's ``shuf``), seeded split, caps (Wiki-CC: the CC train split matched to Wikipedia's in tokens).
 
-Streaming in two passes over a temporary file of the kept lines; memory holds ~8 bytes per
-distinct kept line (dedup digests), the held-out line numbers and nothing proportional to the text.
+Streaming in two passes over a temporary file of the kept lines (shuffled on the way in, by an
+external sort: ``xling.preprocess.shuffle``); memory holds ~8 bytes per distinct kept line (dedup
+digests), the held-out line numbers, one shuffle bucket and nothing else proportional to the text.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ import numpy as np
 from xling.errors import InputError
 from xling.io import atomic_write
 from xling.preprocess.shards import interleave
+from xling.preprocess.shuffle import shuffle_lines
 
 
 @dataclass(frozen=True)
 class SplitSettings:
     """The ``preprocess`` settings of the split (config/config.yaml: XLM's get-data-wiki.sh drops
-    empty lines only, min_tokens 1, no length bound, no dedup)."""
+    empty lines only, min_tokens 1, no length bound, no dedup, and shuffles every line before the
+    split: ``shuffle``, seeded with ``seed``)."""
 
     valid_lines: int
     test_lines: int
@@ -35,6 +38,7 @@ class SplitSettings:
     dedup: bool
     max_train_lines: int | None
     seed: int
+    shuffle: bool
 
     @classmethod
     def from_config(cls, preprocess: Mapping) -> "SplitSettings":
@@ -47,6 +51,7 @@ class SplitSettings:
             dedup=bool(preprocess["dedup"]),
             max_train_lines=preprocess["max_train_lines"],
             seed=int(preprocess["split_seed"]),
+            shuffle=bool(preprocess["shuffle"]),
         )
 
 
@@ -180,6 +185,9 @@ def merge_and_split(shards: Sequence[str | Path], out_train, out_valid, out_test
                     train_tokens: int | None = None) -> dict:
     """Tokenised shards (from tokenize_shard, in shard order) -> train/valid/test files.
 
+    With ``settings.shuffle`` the kept lines are put in a seeded random order first (XLM's
+    ``shuf``), so every split, train included, is in random order; without it they keep the
+    corpus's order (valid and test are still a random choice of lines).
     ``train_lines``: extra cap on the train split's lines. ``train_tokens``: its size in tokens
     (Wiki-CC: "a random subset of Common Crawl of the same size" as the language's Wikipedia
     train split, counted in tokens since CC lines are longer). Returns counts, including ``kept``
@@ -190,10 +198,16 @@ def merge_and_split(shards: Sequence[str | Path], out_train, out_valid, out_test
     fd, tmp = tempfile.mkstemp(prefix=".kept.", suffix=".tmp", dir=out_dir)
     try:
         n = 0
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fk:
-            for line in filter_lines(interleave(shards), s.min_tokens, s.max_tokens, s.dedup):
-                fk.write(line + "\n")
-                n += 1
+        kept = filter_lines(interleave(shards), s.min_tokens, s.max_tokens, s.dedup)
+        if s.shuffle:
+            with os.fdopen(fd, "wb") as fk:
+                size = sum(os.path.getsize(p) for p in shards)  # >= the kept text: sets the buckets
+                n = shuffle_lines(kept, fk, s.seed, size, tmp_dir=out_dir)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fk:
+                for line in kept:
+                    fk.write(line + "\n")
+                    n += 1
         counts = split_lines(Path(tmp), n, out_train, out_valid, out_test, s, train_lines, shards[0],
                              train_tokens=train_tokens)
     finally:
