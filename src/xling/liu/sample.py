@@ -3,9 +3,9 @@ language's training split.
 
 A line of the training split is a paragraph as WikiExtractor left it (several sentences), not a
 sentence (and with ``preprocess.shuffle: false`` the split keeps the dump's order, its earliest
-articles first). So each line is cut
-into sentences by ``sentencex`` (Wikimedia's splitter: rules for ~300 languages, Thai and Chinese
-included; it reads the Moses-tokenised text as it is), and N of all the split's sentences are drawn
+articles first). So each line is cut into sentences by ``sentencex`` (Wikimedia's splitter: rules
+for ~300 languages, Thai and Chinese included; it reads the Moses-tokenised text as it is), and N
+of all the split's sentences are drawn
 uniformly at random with a seed: every sentence gets a seeded random key and the N smallest keys
 are kept. One pass, N sentences in memory, and the sizes nest: with one seed, the 200k sample lies
 inside the 1000k one, as "more data" means. The sample keeps the split's order."""
