@@ -44,9 +44,7 @@ def grid_outputs(task):
     """A grid job's result.json files: its cells' hp_ids with the batch size as the wildcard {bs}."""
     first = next(iter(cells_by_batch_size(config["finetune"][task]).values()))
     cell_dirs = [xcfg.hp_id({**c, "batch_size": "{bs}"}) for c in first]
-    return [
-        f"{R}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{task}/" + h + "/seed{fseed}/result.json" for h in cell_dirs
-    ]
+    return [f"{R}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{task}/{h}/seed{{fseed}}/result.json" for h in cell_dirs]
 
 
 def finetune_meta(w, task, hp_id):
