@@ -17,8 +17,12 @@ import sys
 from pathlib import Path
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-if SRC not in sys.path:
-    sys.path.insert(0, SRC)
+# First, even when it is on the path already: Snakemake appends its own process's sys.path (this
+# src/ among it) to a job's, after site-packages, where an editable install of another checkout
+# of xling would otherwise win.
+if SRC in sys.path:
+    sys.path.remove(SRC)
+sys.path.insert(0, SRC)
 
 
 def run_logged(sm, main, append: bool = False) -> None:
