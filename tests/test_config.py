@@ -203,15 +203,74 @@ def test_pretrain_options_added_later_are_left_out_of_the_tracked_params_at_thei
 
     p = tracked({**cfg["pretrain"], "tensorboard": False})
     assert "tensorboard" not in p and "sentence_window" not in p and p["lr"] == cfg["pretrain"]["lr"]
-    assert list(p) == [k for k in cfg["pretrain"] if k not in ("tensorboard", "sentence_window")]  # config order
+    # config order; the rule of random words does not apply to a model whose parameters are all shared
+    assert list(p) == [k for k in cfg["pretrain"] if k not in ("tensorboard", "sentence_window",
+                                                                "in_language_random_words")]
     on = tracked({**cfg["pretrain"], "tensorboard": True, "sentence_window": 20})
     assert on["tensorboard"] is True and on["sentence_window"] == 20
     assert tracked({**cfg["pretrain"], "not_a_pretraining_key": 1}) == tracked(cfg["pretrain"])
-    job = PretrainJob.build(["d"], ALL_SHARED, {**cfg["model"], "unused": 3}, cfg["pretrain"], ["en"], 1)
+    job = PretrainJob.build(["d"], ALL_SHARED, {**cfg["model"], "unused": 3}, cfg["pretrain"], ["en", "fr"], 1)
     assert job.tracked()["model"] == cfg["model"] and job.model.dim == cfg["model"]["dim"]
     assert job.recipe.adam_betas == tuple(cfg["pretrain"]["adam_betas"])
     assert tracked(study.pretrain_section(cfg, "w20"))["sentence_window"] == 20
     assert "sentence_window" not in tracked(study.pretrain_section(cfg, "full"))
+
+
+OLDER_MODEL = ("layers", "heads", "dim", "ffn_dim", "activation", "dropout", "attention_dropout", "tokens_per_sample")
+
+
+def test_xlms_model_is_the_paper_configs_and_older_models_keep_their_params():
+    """The model section follows XLM (the paper ran its code): language embeddings, the tied softmax
+    as the MLM head, LayerNorm eps 1e-12, no dropout after the FFN's activation, XLM's
+    initialisation. Set back to what older models had, a job's tracked model is what it was (no
+    retraining); a one-language model tracks no language embeddings (XLM builds none)."""
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    m = cfg["model"]
+    assert (m["language_embeddings"], m["mlm_head"], m["layer_norm_eps"], m["activation_dropout"], m["init"]) == (
+        True, "xlm", 1e-12, 0.0, "xlm")
+    older = {**m, "language_embeddings": False, "mlm_head": "bert", "layer_norm_eps": 1e-5,
+             "activation_dropout": None, "init": "bert"}
+    for setting, langs in ((cfg["settings"]["default"], ["en", "fr"]), (ALL_SHARED, ["en"])):
+        job = PretrainJob.build(["d"], setting, older, cfg["pretrain"], langs, 1)
+        assert job.tracked()["model"] == {k: m[k] for k in OLDER_MODEL}
+    mono = PretrainJob.build(["d"], ALL_SHARED, m, cfg["pretrain"], ["en"], 1)
+    assert "language_embeddings" not in mono.tracked()["model"] and not mono.model.language_embeddings
+    assert mono.tracked()["model"]["mlm_head"] == "xlm"
+
+
+def test_a_rows_language_embeddings_override_the_models():
+    """An optional key of a Table 1 row, without a schema default: rows without it track what they
+    did; a row with it tracks it (in its row and, where it differs from older models, its model)."""
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    assert "language_embeddings" not in cfg["settings"]["default"]
+    without = {**cfg["settings"]["default"], "label": "Default, no language embeddings", "language_embeddings": False}
+    job = PretrainJob.build(["d"], without, cfg["model"], cfg["pretrain"], ["en", "fr"], 1)
+    assert not job.model.language_embeddings and "language_embeddings" not in job.tracked()["model"]
+    base = PretrainJob.build(["d"], cfg["settings"]["default"], cfg["model"], cfg["pretrain"], ["en", "fr"], 1)
+    assert base.tracked()["model"]["language_embeddings"] is True
+    older = {k: cfg["model"][k] for k in OLDER_MODEL}
+    on = PretrainJob.build(["d"], {**cfg["settings"]["default"], "language_embeddings": True}, older, cfg["pretrain"],
+                           ["en", "fr"], 1)
+    assert on.tracked()["model"] == {**older, "language_embeddings": True}
+    bad = copy.deepcopy(PAPER)
+    bad["settings"]["default"]["language_embeddings"] = "no"
+    with pytest.raises(ConfigError, match="settings.default.language_embeddings"):
+        xcfg.validate(bad)
+
+
+@pytest.mark.parametrize("name", ["default", "no_anchors", "sep_emb", "sep_l1_3", "sep_l1_6", "sep_emb_l1_6"])
+def test_random_words_within_one_language_track_only_where_they_change_the_model(name):
+    """Section 4.3's in-language random words for every Sep row: only the rows with separate layers
+    and shared embeddings change (Sep Emb rows drew them within one language already, Default rows
+    never do), so only their tracked recipe names it."""
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    sep = cfg["settings"][name]["separate"]
+    job = PretrainJob.build(["d"], cfg["settings"][name], cfg["model"], cfg["pretrain"], ["en", "fr"], 1)
+    changed = sep["layers"] > 0 and not sep["embeddings"]
+    assert job.tracked()["pretrain"].get("in_language_random_words") == ("separate" if changed else None)
+    earlier = PretrainJob.build(["d"], cfg["settings"][name], cfg["model"],
+                                {**cfg["pretrain"], "in_language_random_words": "separate_embeddings"}, ["en", "fr"], 1)
+    assert "in_language_random_words" not in earlier.tracked()["pretrain"]
 
 
 def test_a_pretraining_job_names_what_its_sections_lack():
@@ -256,3 +315,26 @@ def test_demo_full_is_the_sentence_regime_with_three_seeds_on_the_close_pair():
     assert cfg["run_name"] == "demo_full" and cfg["download"]["mirror"].startswith("results/demo_full/")
     # the whole English training set of each task, as the probes that learnt English
     assert cfg["finetune"]["xnli"]["max_train_examples"] >= 6000 and cfg["finetune"]["xnli"]["epochs"] == 4
+
+
+def test_the_language_embedding_overlay_adds_a_twin_of_each_row_of_the_central_finding():
+    """config/demo_full_langemb.yaml: Default, No anchors and Sep Emb + L1-6 again without language
+    embeddings, each twin the same row but for its label and that key; demo_full's own rows and
+    their jobs' tracked params are as without the overlay (their finished models are reused)."""
+    files = [xcfg.REPO / "config" / f for f in ("config.yaml", "demo.yaml", "demo_full.yaml")]
+    base, over = xcfg.load(*files), xcfg.load(*files, xcfg.REPO / "config" / "demo_full_langemb.yaml")
+    twins = xcfg.language_embedding_twins(over)
+    assert twins == {"default": "default_no_lang_emb", "no_anchors": "no_anchors_no_lang_emb",
+                     "sep_emb_l1_6": "sep_emb_l1_6_no_lang_emb"}
+    assert xcfg.language_embedding_twins(base) == {}
+    for row, twin in twins.items():
+        assert over["settings"][row] == base["settings"][row]
+        job = {s: PretrainJob.build(["d"], over["settings"][s], over["model"], over["pretrain"], ["en", "fr"], 1)
+               for s in (row, twin)}
+        assert job[row].model.language_embeddings and not job[twin].model.language_embeddings
+        assert job[row].tracked() == PretrainJob.build(["d"], base["settings"][row], base["model"], base["pretrain"],
+                                                       ["en", "fr"], 1).tracked()
+        mine, theirs = job[twin].tracked(), job[row].tracked()
+        assert {k: v for k, v in mine["model"].items()} == {k: v for k, v in theirs["model"].items()
+                                                            if k != "language_embeddings"}
+        assert mine["pretrain"] == theirs["pretrain"]

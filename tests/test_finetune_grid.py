@@ -58,15 +58,21 @@ def task_dir(tmp_path_factory):
     return root
 
 
+# XLM's model (the paper config's): language embeddings, the tied head, eps 1e-12, no dropout after the activation
+XLM = {"language_embeddings": True, "mlm_head": "xlm", "layer_norm_eps": 1e-12, "activation_dropout": 0.0,
+       "param_init": "xlm"}
+
+
 def tiny_encoder(separate_embeddings=False, separate_layers=0, dropout=0.0, attention_dropout=None,
-                 seed=0) -> LoadedEncoder:
-    """The pretraining stage's encoder (what load_encoder returns), small and randomly initialised."""
+                 seed=0, **options) -> LoadedEncoder:
+    """The pretraining stage's encoder (what load_encoder returns), small and randomly initialised;
+    ``options``: XLM's model arguments (none: a model from before them)."""
     torch.manual_seed(seed)
     args = argparse.Namespace(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
                               encoder_attention_heads=4, max_positions=64, dropout=dropout,
                               attention_dropout=dropout if attention_dropout is None else attention_dropout,
                               separate_embeddings=separate_embeddings,
-                              separate_layers=separate_layers)
+                              separate_layers=separate_layers, **options)
     fill_model_args(args)
     d = TokenDictionary()
     for w in WORDS:
@@ -98,6 +104,17 @@ def test_grid_equals_separate_jobs(task, task_dir, no_dropout):
     assert len({tuple(h["train_loss"] for h in g["history"]) for g in grid}) == len(jobs)
 
 
+def test_grid_with_language_embeddings_equals_separate_jobs(task_dir, no_dropout):
+    """XLM's language embeddings: every cell trains its own table (English's row moves, the
+    target's stays as pretrained), and the target is scored with its own row."""
+    jobs = [job("ner", hp, 2, seed=4) for hp in HP["ner"]]
+    base = tiny_encoder(**XLM)
+    singles = [finetune(j, copy.deepcopy(base), per_word, files(task_dir, "ner")) for j in jobs]
+    grid = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "ner"), settings=EAGER)
+    for s, g in zip(singles, grid, strict=True):
+        assert_same_result(s, g)
+
+
 def test_grid_with_frozen_language_parts_equals_separate_jobs(task_dir, no_dropout):
     """Separate embeddings and a separate bottom layer: frozen weights have no cell axis, the
     bottom is computed once for all cells, and the target's own parts score the target."""
@@ -109,10 +126,13 @@ def test_grid_with_frozen_language_parts_equals_separate_jobs(task_dir, no_dropo
         assert_same_result(s, g)
 
 
-@pytest.mark.parametrize("sep_emb,sep_layers", [(False, 0), (True, 1)])
-def test_cell_encoder_is_the_modules_forward_and_backward(sep_emb, sep_layers):
-    """Each cell's states and gradients are those of the module holding that cell's weights."""
-    enc = tiny_encoder(sep_emb, sep_layers)
+@pytest.mark.parametrize("sep_emb,sep_layers,options", [(False, 0, {}), (True, 1, {}), (False, 0, XLM), (True, 1, XLM)])
+def test_cell_encoder_is_the_modules_forward_and_backward(sep_emb, sep_layers, options):
+    """Each cell's states and gradients are those of the module holding that cell's weights (with
+    XLM's language embeddings too: each cell's own table, read at the language's row)."""
+    enc = tiny_encoder(sep_emb, sep_layers, **options)
+    if options:
+        torch.nn.init.normal_(enc.encoder.embed_languages.weight)  # rows far apart: a wrong row would show
     core = enc.encoder
     cells = 2
     trainable = {id(p) for p in enc.shared_parameters()} - {

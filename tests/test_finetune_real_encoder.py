@@ -19,7 +19,7 @@ from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
 loader = pytest.importorskip("xling.pretrain.loader")
 
 
-def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int):
+def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int, **options):
     d = Dictionary()
     for w in WORDS:
         d.add_symbol(w)
@@ -27,7 +27,7 @@ def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int):
     args = argparse.Namespace(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
                               encoder_attention_heads=4, activation_fn="gelu", dropout=0.0,
                               attention_dropout=0.0, max_positions=64,
-                              separate_embeddings=separate_embeddings, separate_layers=separate_layers)
+                              separate_embeddings=separate_embeddings, separate_layers=separate_layers, **options)
     mlm_model.base_architecture(args)
     enc = mlm_model.XlingMLMEncoder(args, d, len(LANGS), None)
     return loader.LoadedEncoder(enc, d, LANGS)
@@ -67,6 +67,30 @@ def test_real_encoder_finetunes_with_frozen_language_parts(ner_dir, sep_emb, sep
             assert torch.equal(before, after.detach())
     with pytest.raises(ValueError, match="positions"):
         finetune(job(1, max_seq_len=65), enc, per_word, files(ner_dir))
+
+
+@pytest.mark.parametrize("sep_emb", [False, True])
+def test_language_embeddings_train_the_source_row_and_test_with_the_targets(ner_dir, sep_emb):
+    """As XLM's XNLI fine-tuning: the table of language embeddings is trained (with English batches
+    only English's row moves) and every split is encoded with its own language's id, the target's
+    test set with the target's row (xnli.py L178)."""
+    torch.manual_seed(0)
+    enc = tiny_loaded_encoder(sep_emb, 0, language_embeddings=True, mlm_head="xlm", layer_norm_eps=1e-12,
+                              activation_dropout=0.0, param_init="xlm")
+    table = enc.encoder.embed_languages.weight
+    before = table.detach().clone()
+    seen = []
+    encode = enc.encode
+
+    def spy(tokens, lang, padding_mask=None):
+        seen.append((lang, torch.is_grad_enabled()))
+        return encode(tokens, lang, padding_mask)
+
+    enc.encode = spy
+    finetune(job(1), enc, per_word, files(ner_dir))
+    assert not torch.equal(before[0], table[0].detach()) and torch.equal(before[1], table[1].detach())
+    assert {lang for lang, training in seen if training} == {"en"}
+    assert {lang for lang, training in seen if not training} == {"en", "fr"}
 
 
 @pytest.fixture(scope="module")

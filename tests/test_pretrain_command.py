@@ -91,8 +91,8 @@ def test_separation_options(name):
     sep = CONFIG["settings"][name]["separate"]
     o = opts(paper_command(name))
     assert ("--separate-embeddings" in o) == sep["embeddings"]
-    # in-language random words and the per-language softmax come with separate embeddings
-    assert ("--in-language-replacement" in o) == sep["embeddings"]
+    # random words within one language in every Sep row (4.3); the per-language softmax with separate embeddings
+    assert ("--in-language-replacement" in o) == (sep["embeddings"] or sep["layers"] > 0)
     assert ("--language-vocab-mask" in o) == sep["embeddings"]
     assert int(o["--separate-layers"]) == sep["layers"]
     assert ("--find-unused-parameters" in o) == (sep["embeddings"] or sep["layers"] > 0)
@@ -175,3 +175,43 @@ def test_several_data_directories_are_joined_for_epoch_cycling():
     cmd = fairseq_train_command(["R/bin/a", "R/bin/a/v1"], "s", CONFIG["settings"]["default"], CONFIG["model"],
                                 CONFIG["pretrain"], ["en", "fr"], n_gpus=8, cpu=False, seed=1)
     assert cmd[1] == "R/bin/a:R/bin/a/v1"
+
+
+@pytest.mark.parametrize("name", list(CONFIG["settings"]))
+def test_random_words_within_one_language_in_every_sep_row(name):
+    """Section 4.3's "we only sample random words within one language", written after the five Sep
+    rows: every row with per-language parameters, not only those with separate embeddings (our
+    earlier reading, `separate_embeddings`, kept as an option); never a row that shares everything
+    (3.1: "the random words could be foreign words")."""
+    sep = CONFIG["settings"][name]["separate"]
+    assert CONFIG["pretrain"]["in_language_random_words"] == "separate"
+    per_language = sep["embeddings"] or sep["layers"] > 0
+    assert ("--in-language-replacement" in paper_command(name)) == per_language
+    earlier = {**CONFIG["pretrain"], "in_language_random_words": "separate_embeddings"}
+    cmd = fairseq_train_command("d", "s", CONFIG["settings"][name], CONFIG["model"], earlier, ["en", "fr"], 8, False, 1)
+    assert ("--in-language-replacement" in cmd) == sep["embeddings"]
+    # a tracked recipe without the key (a job of an older config) keeps the earlier reading
+    older = {k: v for k, v in CONFIG["pretrain"].items() if k != "in_language_random_words"}
+    cmd = fairseq_train_command("d", "s", CONFIG["settings"][name], CONFIG["model"], older, ["en", "fr"], 8, False, 1)
+    assert ("--in-language-replacement" in cmd) == sep["embeddings"]
+
+
+def test_xlm_model_options_reach_fairseq():
+    """The paper config's model is XLM's: language embeddings (two languages only), the tied
+    softmax as the head, LayerNorm eps 1e-12, no dropout after the FFN's activation, XLM's
+    initialisation; a model section without those keys (older models) gets what they had."""
+    o = opts(paper_command())
+    assert o["--language-embeddings"] is True and o["--mlm-head"] == "xlm" and float(o["--layer-norm-eps"]) == 1e-12
+    assert float(o["--activation-dropout"]) == 0.0 and o["--param-init"] == "xlm"
+    cfg = parse_command(paper_command(cpu=True, n_gpus=0)).model
+    assert cfg.language_embeddings is True and cfg.mlm_head == "xlm" and cfg.layer_norm_eps == 1e-12
+    assert cfg.activation_dropout == 0.0 and cfg.param_init == "xlm"
+    mono = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], CONFIG["pretrain"],
+                                      ["en"], 1, False, 1))
+    assert "--language-embeddings" not in mono  # XLM builds none for one language
+    older = {k: CONFIG["model"][k] for k in ("layers", "heads", "dim", "ffn_dim", "activation", "dropout",
+                                             "attention_dropout", "tokens_per_sample")}
+    o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], older, CONFIG["pretrain"], ["en", "fr"],
+                                   8, False, 1))
+    assert "--language-embeddings" not in o and "--activation-dropout" not in o
+    assert o["--mlm-head"] == "bert" and float(o["--layer-norm-eps"]) == 1e-5 and o["--param-init"] == "bert"

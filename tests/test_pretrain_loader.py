@@ -42,10 +42,16 @@ def test_a_bad_dictionary_line_is_named(tmp_path, text, line):
     assert str(path) in str(err.value) and f":{line}" in str(err.value)
 
 
-def test_seeded_random_encoder_is_fairseqs_initialisation(tmp_path):
+XLM_OPTIONS = {"language_embeddings": True, "mlm_head": "xlm", "layer_norm_eps": 1e-12, "activation_dropout": 0.0,
+               "param_init": "xlm"}
+
+
+@pytest.mark.parametrize("options", [{}, XLM_OPTIONS], ids=["older", "xlm"])
+def test_seeded_random_encoder_is_fairseqs_initialisation(tmp_path, options):
     """write_tiny_checkpoint saves a fairseq-built encoder initialised under seed 3; the loader's
-    random encoder under seed 3 draws the same weights (Figure 7's random baseline)."""
-    ckpt, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, seed=3, separate_embeddings=True)
+    random encoder under seed 3 draws the same weights (Figure 7's random baseline), with the
+    checkpoint's own initialisation."""
+    ckpt, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, seed=3, separate_embeddings=True, **options)
     saved = torch.load(ckpt, weights_only=False)["model"]
     fresh = load_encoder(ckpt, dict_path, random_init_seed=3).encoder.state_dict()
     assert set(fresh) == {k.removeprefix("encoder.") for k in saved}
@@ -68,3 +74,29 @@ def test_loading_and_encoding_import_no_fairseq(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
+
+
+def test_a_checkpoint_from_before_xlms_options_loads_as_it_was_trained(tmp_path):
+    """No language embeddings, BERT's head, torch's LayerNorm eps and the layers' dropout after the
+    FFN's activation: the weights load strictly and the loaded model is the one that was saved."""
+    ckpt, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, separate_layers=0)
+    margs = torch.load(ckpt, weights_only=False)["cfg"]["model"]
+    assert not hasattr(margs, "mlm_head") or margs.mlm_head == "bert"
+    enc = load_encoder(ckpt, dict_path).encoder
+    assert enc.embed_languages is None and enc.mlm_head == "bert" and enc.lm_layer_norm.eps == 1e-5
+    assert all(layer.norm1.eps == 1e-5 and layer.dropout.p == margs.dropout for layer in enc.shared_layers)
+    tokens = torch.tensor([[0, 5, 6, 7, 2]])
+    en, fr = (load_encoder(ckpt, dict_path).encode(tokens, lang)[-1] for lang in ("en", "fr"))
+    assert torch.equal(en, fr)  # everything shared: the language changes nothing
+
+
+def test_a_checkpoint_with_language_embeddings_encodes_each_language_with_its_row(tmp_path):
+    ckpt, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, separate_layers=0, **XLM_OPTIONS)
+    loaded = load_encoder(ckpt, dict_path)
+    enc = loaded.encoder
+    assert enc.embed_languages.weight.shape == (2, enc.dim) and enc.mlm_head == "xlm"
+    tokens = torch.tensor([[0, 5, 6, 7, 2]])
+    states = {lang: loaded.encode(tokens, lang) for lang in ("en", "fr")}
+    x = enc.embed_tokens[0](tokens) + enc.embed_positions[0].weight[:5] + enc.embed_languages.weight[1]
+    torch.testing.assert_close(states["fr"][0], enc.emb_layer_norm[0](x))
+    assert not torch.allclose(states["en"][-1], states["fr"][-1])

@@ -124,3 +124,97 @@ def test_shared_positions_separate_only_the_token_embeddings(data_dir, tmp_path)
         _, extra = model(tokens, src_lang_id=torch.tensor([lang]), features_only=True, return_all_hiddens=True)
         emb_only = enc.emb_layer_norm[0](enc.embed_tokens[lang](tokens) + enc.embed_positions[0].weight[:5][None])
         assert torch.allclose(extra["inner_states"][0], emb_only)
+
+
+# -- XLM's model (docs/reading.md): language embeddings, the tied head, LayerNorm eps, FFN dropout, init --------
+XLM_MODEL = {**TINY_MODEL, "language_embeddings": True, "mlm_head": "xlm", "layer_norm_eps": 1e-12,
+             "activation_dropout": 0.0, "init": "xlm"}
+
+
+def build_model(data_dir, tmp_path, model, emb=False, layers=0, languages=("en", "fr")):
+    setting = {"separate": {"embeddings": emb, "layers": layers}}
+    cmd = fairseq_train_command(data_dir, tmp_path, setting, model, TINY_PRETRAIN, list(languages), 0, True, 1)
+    return build(cmd)
+
+
+def test_language_embeddings_are_added_to_every_token_then_normalised(data_dir, tmp_path):
+    """Layer 0 is LayerNorm(token + position + language embedding), as XLM's ``fwd``; the MLM head
+    is the tied softmax alone: logits = h E^T + b. Computed by hand from the weights."""
+    _, _, model, _ = build_model(data_dir, tmp_path, XLM_MODEL)
+    enc = model.encoder.eval()
+    assert enc.embed_languages.weight.shape == (2, TINY_MODEL["dim"])
+    assert not hasattr(enc, "lm_dense") and not hasattr(enc, "lm_layer_norm")
+    tokens = torch.tensor([[0, 11, 12, 13, 2], [0, 14, 15, 2, 1]])  # <s> ... </s>, one padded
+    torch.nn.init.normal_(enc.embed_languages.weight)  # rows far apart, so a wrong row would show
+    ln = enc.emb_layer_norm[0]
+    assert ln.eps == 1e-12
+    for lang in (0, 1):
+        logits, extra = model(tokens, src_lang_id=torch.tensor([lang, lang]), return_all_hiddens=True)
+        x = (enc.embed_tokens[0].weight[tokens] + enc.embed_positions[0].weight[: tokens.size(1)][None]
+             + enc.embed_languages.weight[lang])
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+        layer0 = (x - mean) / torch.sqrt(var + 1e-12) * ln.weight + ln.bias
+        layer0 = layer0.masked_fill(tokens.eq(1).unsqueeze(-1), 0.0)
+        torch.testing.assert_close(extra["inner_states"][0], layer0, rtol=1e-5, atol=1e-5)
+        top = extra["inner_states"][-1]
+        torch.testing.assert_close(logits, top @ enc.embed_tokens[0].weight.T + enc.lm_bias, rtol=1e-5, atol=1e-5)
+    other, _ = model(tokens, src_lang_id=torch.tensor([0, 0]), features_only=True)
+    assert not torch.allclose(other, model(tokens, src_lang_id=torch.tensor([1, 1]), features_only=True)[0])
+
+
+def test_a_step_on_one_language_trains_its_language_row_only(data_dir, tmp_path):
+    """The language embedding table is shared, each batch's row alone gets a gradient; a batch of
+    two languages is refused (it has one language id)."""
+    _, task, model, criterion = build_model(data_dir, tmp_path, XLM_MODEL)
+    task.load_dataset("train_en")
+    ds = task.dataset("train_en")
+    sample = ds.collater([ds[i] for i in range(8)])
+    model.train()
+    loss, sample_size, _ = criterion(model, sample)
+    (loss / sample_size).backward()
+    grad = model.encoder.embed_languages.weight.grad
+    assert grad[0].abs().sum() > 0 and not grad[1].any()
+    assert any(p is model.encoder.embed_languages.weight for p in model.encoder.shared_parameters())
+    with pytest.raises(ValueError, match="one language"):
+        model(torch.full((2, 5), 10), src_lang_id=torch.tensor([0, 1]))
+
+
+def test_one_language_model_has_no_language_embedding(data_dir, tmp_path):
+    _, _, model, _ = build_model(data_dir, tmp_path, XLM_MODEL, languages=("en",))
+    assert model.encoder.embed_languages is None
+
+
+def test_xlm_layer_norm_eps_and_no_dropout_after_the_ffn_activation(data_dir, tmp_path):
+    _, _, xlm, _ = build_model(data_dir, tmp_path, XLM_MODEL)
+    _, _, old, _ = build_model(data_dir, tmp_path, TINY_MODEL)
+    for layer in xlm.encoder.shared_layers:
+        assert layer.norm1.eps == layer.norm2.eps == 1e-12
+        assert layer.dropout.p == 0.0 and layer.dropout1.p == layer.dropout2.p == TINY_MODEL["dropout"]
+    # older models: torch's eps and the layers' dropout after the activation, BERT's head
+    layer = old.encoder.shared_layers[0]
+    assert layer.norm1.eps == 1e-5 and layer.dropout.p == TINY_MODEL["dropout"]
+    assert old.encoder.lm_layer_norm.eps == 1e-5 and old.encoder.embed_languages is None
+
+
+def test_xlm_initialisation(data_dir, tmp_path):
+    """XLM: embeddings N(0, dim^-1/2) with a zero padding row, linear layers U(+-1/sqrt(fan_in))
+    (biases too), LayerNorm 1 and 0; BERT: N(0, 0.02) and zero biases."""
+    torch.manual_seed(0)
+    _, _, xlm, _ = build_model(data_dir, tmp_path, XLM_MODEL)
+    _, _, bert, _ = build_model(data_dir, tmp_path, {**XLM_MODEL, "init": "bert"})
+    dim = TINY_MODEL["dim"]
+    for enc, std in ((xlm.encoder, dim ** -0.5), (bert.encoder, 0.02)):
+        table = enc.embed_tokens[0].weight
+        assert not table[enc.padding_idx].any()
+        assert abs(float(table.std()) - std) < 0.1 * std
+        assert abs(float(enc.embed_positions[0].weight.std()) - std) < 0.1 * std
+    layer = xlm.encoder.shared_layers[0]
+    for w, fan_in in ((layer.self_attn.in_proj_weight, dim), (layer.linear1.weight, dim),
+                      (layer.linear2.weight, TINY_MODEL["ffn_dim"]), (layer.linear2.bias, TINY_MODEL["ffn_dim"]),
+                      (layer.self_attn.out_proj.bias, dim), (xlm.encoder.lm_bias, dim)):
+        bound = fan_in ** -0.5
+        assert float(w.abs().max()) <= bound and float(w.abs().max()) > 0.8 * bound
+    blayer = bert.encoder.shared_layers[0]
+    assert not blayer.linear1.bias.any() and not bert.encoder.lm_bias.any()
+    assert abs(float(blayer.linear1.weight.std()) - 0.02) < 0.002
+    assert torch.equal(layer.norm1.weight, torch.ones(dim)) and not layer.norm1.bias.any()

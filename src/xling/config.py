@@ -316,6 +316,26 @@ def bilingual_models(cfg: dict) -> list[tuple[str, str, int]]:
     return out
 
 
+def language_embedding_twins(cfg: dict) -> dict[str, str]:
+    """Table 1 rows and their twin that differs from them only in language embeddings (its label
+    and its own ``language_embeddings``, set against ``model.language_embeddings``): ``{row: twin}``,
+    for the finding that compares the two (config/demo_full_langemb.yaml)."""
+    default = bool(cfg["model"]["language_embeddings"])
+
+    def rest(row: dict) -> dict:
+        return {k: v for k, v in row.items() if k not in ("label", "language_embeddings")}
+
+    twins = {}
+    for twin, row in cfg["settings"].items():
+        if bool(row.get("language_embeddings", default)) == default:
+            continue
+        base = next((s for s, r in cfg["settings"].items() if s != twin and rest(r) == rest(row)
+                     and bool(r.get("language_embeddings", default)) == default), None)
+        if base is not None and base not in twins:
+            twins[base] = twin
+    return twins
+
+
 def data_pairs(cfg: dict) -> list[str]:
     """Pairs whose BPE and binarised data the workflow builds (en-en_prime reuses the
     monolingual English data instead)."""

@@ -104,6 +104,8 @@ class CellEncoder:
         self.max_positions = core.max_positions_
         self.p_embed = core.dropout.p
         self.eps_embed = [ln.eps for ln in core.emb_layer_norm]
+        # XLM's language embeddings (a table every cell trains; a row per language)
+        self.language_table = "embed_languages.weight" if getattr(core, "embed_languages", None) is not None else None
         self.language_layers = [[_Layer(f"language_layers.{lang}.{i}.", layer) for i, layer in enumerate(layers)]
                                 for lang, layers in enumerate(core.language_layers)]
         self.shared_layers = [_Layer(f"shared_layers.{i}.", layer) for i, layer in enumerate(core.shared_layers)]
@@ -112,7 +114,7 @@ class CellEncoder:
         """Names of the parameters a forward pass in language ``lang`` reads."""
         e, p = self.core._emb_index(lang), self.core._pos_index(lang)
         names = [f"embed_tokens.{e}.weight", f"embed_positions.{p}.weight", f"emb_layer_norm.{p}.weight",
-                 f"emb_layer_norm.{p}.bias"]
+                 f"emb_layer_norm.{p}.bias"] + ([self.language_table] if self.language_table else [])
         params = dict(self.core.named_parameters())
         for layer in self.language_layers[lang] + self.shared_layers:
             names += [n for n in params if n.startswith(layer.prefix)]
@@ -129,6 +131,8 @@ class CellEncoder:
         x = table.index_select(-2, tokens.reshape(-1))  # [(M,) N, D]
         pos = w[f"embed_positions.{p}.weight"][..., :length, :]
         x = (x.unflatten(-2, (batch, length)) + pos.unsqueeze(-3)).flatten(-3, -2)
+        if self.language_table:
+            x = x + w[self.language_table][..., lang, :].unsqueeze(-2)  # [(M,) 1, D]: every token
         x = layer_norm(x, w[f"emb_layer_norm.{p}.weight"], w[f"emb_layer_norm.{p}.bias"], self.eps_embed[p])
         x = dropout(x, self.p_embed, training)
         x = x.masked_fill(padding_mask.reshape(-1, 1), 0.0)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from xling.errors import ConfigError
+from xling.pretrain.job import OPTIONS, Separation, in_language_random_words, model_option
 from xling.pretrain.names import MODEL_NAME, OPTIMIZER_NAME, TASK_NAME, USER_DIR
 from xling.pretrain.schedule import batch_layout, save_interval_updates, schedule
 
@@ -55,6 +56,12 @@ def fairseq_train_command(
     sep_layers = int(setting["separate"]["layers"])
     if not 0 <= sep_layers <= int(model["layers"]):
         raise ConfigError(f"separate.layers={sep_layers} outside 0..{model['layers']}")
+    # a tracked section leaves an option out at the value older models had (xling.pretrain.job)
+    in_language = in_language_random_words(
+        Separation(sep_emb, sep_layers),
+        pretrain.get("in_language_random_words", OPTIONS["in_language_random_words"]))
+    language_embeddings = bool(model_option(model, "language_embeddings")) and len(set(languages)) > 1
+    activation_dropout = model_option(model, "activation_dropout")
     sched = schedule(pretrain, model)
     # checkpoint_best is only written when a validation (every epoch) coincides with a save
     save_every = save_interval_updates(pretrain, model)
@@ -83,6 +90,12 @@ def fairseq_train_command(
         "--attention-dropout", str(model["attention_dropout"]),
         "--max-positions", str(model["tokens_per_sample"]),
         "--separate-layers", str(sep_layers),
+        # XLM's model (docs/reading.md), or what older models had
+        *(["--language-embeddings"] if language_embeddings else []),
+        "--mlm-head", str(model_option(model, "mlm_head")),
+        "--layer-norm-eps", str(float(model_option(model, "layer_norm_eps"))),
+        *(["--activation-dropout", str(activation_dropout)] if activation_dropout is not None else []),
+        "--param-init", str(model_option(model, "init")),
         # data: continuous streams (or one sentence per sample), BERT masking, smoothed language sampling
         "--tokens-per-sample", str(model["tokens_per_sample"]),
         "--sample-break-mode", str(pretrain["sample_break_mode"]),
@@ -124,11 +137,13 @@ def fairseq_train_command(
         "--log-interval", str(pretrain["log_interval"]),
         "--skip-invalid-size-inputs-valid-test",
     ]
+    if in_language:
+        cmd.append("--in-language-replacement")
     if sep_emb:
-        cmd += ["--separate-embeddings", "--in-language-replacement", "--language-vocab-mask"]
+        cmd += ["--separate-embeddings", "--language-vocab-mask"]
         if not sep_pos:
             cmd.append("--shared-positions")
-    if pretrain["one_language_batches"] or sep_emb or sep_layers:
+    if pretrain["one_language_batches"] or sep_emb or sep_layers or language_embeddings:
         # per-language parameters need one language per batch
         cmd.append("--one-language-batches")
     separate_parts = sep_emb or sep_layers > 0

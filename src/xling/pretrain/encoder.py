@@ -11,6 +11,14 @@ covers that language's tokens (dict.<lang>.txt), so the other language's rows ge
 Shared positions keep one positional embedding (and LayerNorm) for all languages beside separate
 token embeddings: the "fake language" setup of Dufter & Schütze (2020), not one of the paper's
 rows. Separate layers k: Transformer layers 1..k per language, the rest shared.
+
+XLM's model (``facebookresearch/XLM``, ``xlm/model/transformer.py``), which the paper ran, where
+it differs from BERT's (each a model argument; a checkpoint without it has BERT's, as it was
+trained): a learnt embedding per language added to every token (``--language-embeddings``, with
+two or more languages); the MLM head one linear layer tied to the embeddings (``--mlm-head xlm``;
+BERT's adds dense + activation + LayerNorm); LayerNorm eps 1e-12 (``--layer-norm-eps``); no
+dropout between the FFN's activation and its second linear layer (``--activation-dropout 0``;
+torch's layer applies the layers' dropout there); XLM's initialisation (``--param-init xlm``).
 """
 
 from __future__ import annotations
@@ -36,6 +44,32 @@ def init_bert_params(module: nn.Module) -> None:
             module.weight.data[module.padding_idx].zero_()
 
 
+def init_xlm_params(module: nn.Module) -> None:
+    """XLM's initialisation (``transformer.py``: ``Embedding``, ``Linear``): N(0, dim^-1/2) for
+    every embedding table, zero padding rows; torch's default for linear layers (U(+-1/sqrt(fan_in))
+    weights and biases), which XLM keeps, its q/k/v/out projections being plain ``nn.Linear``; the
+    tied MLM bias as the bias of XLM's ``Linear(dim, n_words)``; LayerNorms 1 and 0."""
+    for m in module.modules():
+        if isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, mean=0.0, std=m.embedding_dim ** -0.5)
+            if m.padding_idx is not None:
+                nn.init.zeros_(m.weight[m.padding_idx])
+        elif isinstance(m, nn.Linear):
+            m.reset_parameters()
+        elif isinstance(m, nn.MultiheadAttention):
+            # torch packs XLM's q_lin, k_lin, v_lin (each Linear(dim, dim)) in one tensor
+            bound = m.embed_dim ** -0.5
+            nn.init.uniform_(m.in_proj_weight, -bound, bound)
+            nn.init.uniform_(m.in_proj_bias, -bound, bound)
+    if getattr(module, "lm_bias", None) is not None:
+        bound = module.dim ** -0.5
+        nn.init.uniform_(module.lm_bias, -bound, bound)
+
+
+INITIALISATIONS = {"bert": init_bert_params, "xlm": init_xlm_params}
+MLM_HEADS = ("bert", "xlm")
+
+
 def fill_model_args(args) -> None:
     """The paper's model (3.1) where ``args`` leaves a size unset; older checkpoints lack the
     newer options, whose defaults keep their meaning."""
@@ -52,13 +86,25 @@ def fill_model_args(args) -> None:
     args.separate_embeddings = getattr(args, "separate_embeddings", False)
     args.shared_positions = getattr(args, "shared_positions", False)
     args.separate_layers = getattr(args, "separate_layers", None) or 0
+    # XLM's model options: a checkpoint without them has what models had before them
+    args.language_embeddings = bool(getattr(args, "language_embeddings", False))
+    args.mlm_head = getattr(args, "mlm_head", None) or "bert"
+    args.layer_norm_eps = getattr(args, "layer_norm_eps", None) or 1e-5
+    if getattr(args, "activation_dropout", None) is None:
+        args.activation_dropout = args.dropout
+    args.param_init = getattr(args, "param_init", None) or "bert"
 
 
-def build_layer(dim: int, heads: int, ffn_dim: int, dropout: float, attention_dropout: float, activation: str):
-    """Post-LN (BERT) Transformer layer from torch, with its own attention dropout."""
+def build_layer(dim: int, heads: int, ffn_dim: int, dropout: float, attention_dropout: float, activation: str,
+                layer_norm_eps: float = 1e-5, activation_dropout: float | None = None):
+    """Post-LN (BERT) Transformer layer from torch, with its own attention dropout and the dropout
+    after the FFN's activation (``activation_dropout``; None: ``dropout``, as torch has it)."""
     layer = nn.TransformerEncoderLayer(
-        dim, heads, ffn_dim, dropout=dropout, activation=activation, batch_first=True, norm_first=False)
+        dim, heads, ffn_dim, dropout=dropout, activation=activation, batch_first=True, norm_first=False,
+        layer_norm_eps=layer_norm_eps)
     layer.self_attn.dropout = attention_dropout
+    if activation_dropout is not None:
+        layer.dropout.p = float(activation_dropout)
     return layer
 
 
@@ -81,32 +127,47 @@ class EncoderCore:
         self.shared_positions = bool(getattr(args, "shared_positions", False))
         n_emb = n_languages if self.separate_embeddings else 1
         n_pos = 1 if self.shared_positions else n_emb
+        eps = float(args.layer_norm_eps)
+        if args.mlm_head not in MLM_HEADS or args.param_init not in INITIALISATIONS:
+            raise ValueError(f"--mlm-head {args.mlm_head} / --param-init {args.param_init}: "
+                             f"expected one of {MLM_HEADS} / {tuple(INITIALISATIONS)}")
         self.embed_tokens = nn.ModuleList(
             nn.Embedding(vocab, dim, padding_idx=self.padding_idx) for _ in range(n_emb))
         self.embed_positions = nn.ModuleList(nn.Embedding(args.max_positions, dim) for _ in range(n_pos))
-        self.emb_layer_norm = nn.ModuleList(nn.LayerNorm(dim) for _ in range(n_pos))
+        self.emb_layer_norm = nn.ModuleList(nn.LayerNorm(dim, eps=eps) for _ in range(n_pos))
+        # XLM: one row per language, added to every token's input, only with two languages or more
+        self.embed_languages = (nn.Embedding(n_languages, dim) if args.language_embeddings and n_languages > 1
+                                else None)
 
         def layer():
             return build_layer(dim, args.encoder_attention_heads, args.encoder_ffn_embed_dim,
-                               args.dropout, args.attention_dropout, args.activation_fn)
+                               args.dropout, args.attention_dropout, args.activation_fn, eps,
+                               args.activation_dropout)
 
         self.language_layers = nn.ModuleList(
             nn.ModuleList(layer() for _ in range(self.separate_layers)) for _ in range(n_languages))
         self.shared_layers = nn.ModuleList(layer() for _ in range(self.num_layers - self.separate_layers))
-        self.lm_dense = nn.Linear(dim, dim)
+        self.mlm_head = args.mlm_head
         self.lm_activation = args.activation_fn
-        self.lm_layer_norm = nn.LayerNorm(dim)
+        if self.mlm_head == "bert":  # XLM's head is the tied linear layer alone
+            self.lm_dense = nn.Linear(dim, dim)
+            self.lm_layer_norm = nn.LayerNorm(dim, eps=eps)
         self.lm_bias = nn.Parameter(torch.zeros(vocab))
         if vocab_masks is not None:
             self.register_buffer("vocab_mask", vocab_masks.bool())
         else:
             self.vocab_mask = None
-        self.apply(init_bert_params)
+        if args.param_init == "bert":
+            self.apply(init_bert_params)
+        else:
+            init_xlm_params(self)
 
     # -- language handling -------------------------------------------------------------
     @property
     def language_specific(self) -> bool:
-        return self.separate_embeddings or self.separate_layers > 0 or self.vocab_mask is not None
+        """Whether the computation depends on the language (so the batch must have one)."""
+        return (self.separate_embeddings or self.separate_layers > 0 or self.vocab_mask is not None
+                or self.embed_languages is not None)
 
     def batch_language(self, src_lang_id) -> int:
         """The single language of a batch (needed when parts are per language)."""
@@ -131,6 +192,9 @@ class EncoderCore:
         return 0 if self.shared_positions else self._emb_index(lang)
 
     def language_specific_parameters(self, lang: int) -> list[nn.Parameter]:
+        """``lang``'s own copies of Table 1's separated parts. The language embeddings are one
+        table that fine-tuning trains as XLM's XNLI fine-tuning does (``embedder.py``
+        ``get_parameters``): only the batch language's row gets a gradient."""
         if not self.separate_embeddings and self.separate_layers == 0:
             return []
         params = []
@@ -158,6 +222,8 @@ class EncoderCore:
         e, p = self._emb_index(lang), self._pos_index(lang)
         positions = torch.arange(src_tokens.size(1), device=src_tokens.device)
         x = self.embed_tokens[e](src_tokens) + self.embed_positions[p](positions)[None]
+        if self.embed_languages is not None:
+            x = x + self.embed_languages.weight[lang]
         x = self.dropout(self.emb_layer_norm[p](x))
         if padding_mask is not None:
             x = x.masked_fill(padding_mask.unsqueeze(-1), 0.0)
@@ -169,9 +235,11 @@ class EncoderCore:
         return x, states
 
     def output_layer(self, features, lang: int):
-        x = self.lm_dense(features)
-        x = F.gelu(x) if self.lm_activation == "gelu" else F.relu(x)
-        x = self.lm_layer_norm(x)
+        x = features
+        if self.mlm_head == "bert":
+            x = self.lm_dense(x)
+            x = F.gelu(x) if self.lm_activation == "gelu" else F.relu(x)
+            x = self.lm_layer_norm(x)
         logits = F.linear(x, self.embed_tokens[self._emb_index(lang)].weight) + self.lm_bias
         if self.vocab_mask is not None:
             logits = logits.masked_fill(~self.vocab_mask[lang], float("-inf"))

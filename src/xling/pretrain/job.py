@@ -12,7 +12,7 @@ not part of the bundle, so they change nothing either.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Mapping, Sequence
 
 from xling.errors import ConfigError
@@ -30,6 +30,23 @@ class ModelShape:
     dropout: float
     attention_dropout: float
     tokens_per_sample: int
+    # options (MODEL_OPTIONS): tracked only when set away from the value older models were trained
+    # with; the schema's defaults follow XLM (docs/reading.md)
+    language_embeddings: bool = False
+    mlm_head: str = "bert"
+    layer_norm_eps: float = 1e-5
+    activation_dropout: float | None = None  # None: the layers' dropout (torch's layer)
+    init: str = "bert"
+
+
+# The model's fields added after models had been trained, at the value those models had.
+MODEL_OPTIONS = {"language_embeddings": False, "mlm_head": "bert", "layer_norm_eps": 1e-5, "activation_dropout": None,
+                 "init": "bert"}
+
+
+def model_option(model: Mapping, key: str):
+    """A model option of a tracked ``model`` mapping, which leaves it out at its old value."""
+    return model.get(key, MODEL_OPTIONS[key])
 
 
 @dataclass(frozen=True)
@@ -66,11 +83,26 @@ class Recipe:
     sentence_window: int | None = None
     # {"by": "batch" | "updates", "sample_break_mode": the reference's}: xling.pretrain.tokens
     match_tokens: Mapping[str, Any] | None = None
+    # which rows draw BERT's random words from the sample's own language (dict.<lang>.txt):
+    # "separate" (every row with per-language parameters, Section 4.3) or "separate_embeddings"
+    in_language_random_words: str = "separate_embeddings"
 
 
 # Fields added after models had been trained with this pipeline, at the value that reproduces
 # what those models did: a job's tracked params leave them out at that value.
-OPTIONS = {"tensorboard": False, "sentence_window": None, "match_tokens": None}
+OPTIONS = {"tensorboard": False, "sentence_window": None, "match_tokens": None,
+           "in_language_random_words": "separate_embeddings"}
+RANDOM_WORD_RULES = ("separate", "separate_embeddings")
+
+
+def in_language_random_words(separate: "Separation", rule: str) -> bool:
+    """Whether a model draws its random replacement words from the sample's language only. With
+    separate embeddings always (the language's table trains its own tokens only); with separate
+    layers alone as ``rule`` says; never for a model whose parameters are all shared (3.1: "the
+    random words could be foreign words")."""
+    if rule not in RANDOM_WORD_RULES:
+        raise ConfigError(f"pretrain.in_language_random_words: {rule!r} is not one of {', '.join(RANDOM_WORD_RULES)}")
+    return separate.embeddings or (separate.layers > 0 and rule == "separate")
 
 
 @dataclass(frozen=True)
@@ -122,12 +154,26 @@ class PretrainJob:
     @classmethod
     def build(cls, data_dirs: Sequence[str], setting: Mapping, model: Mapping, pretrain: Mapping,
               languages: Sequence[str], seed: int) -> "PretrainJob":
-        """From the config's sections (defaults filled in by the schema) or a rule's params."""
+        """From the config's sections (defaults filled in by the schema) or a rule's params.
+
+        A value that cannot change what this job computes is set to its old value, so its tracked
+        params leave it out: language embeddings in a one-language model (XLM builds none,
+        ``transformer.py`` L279), the rule of in-language random words where the row's parameters
+        are all shared or its embeddings separate. A row's ``language_embeddings`` overrides the
+        model's."""
+        shape = _typed(ModelShape, model, "model")
+        own = setting.get("language_embeddings", shape.language_embeddings)
+        shape = replace(shape, language_embeddings=bool(own) and len(languages) > 1)
+        recipe = _typed(Recipe, pretrain, "pretrain")
+        sep = _separation(setting)
+        if in_language_random_words(sep, recipe.in_language_random_words) == in_language_random_words(
+                sep, OPTIONS["in_language_random_words"]):
+            recipe = replace(recipe, in_language_random_words=OPTIONS["in_language_random_words"])
         return cls(
             data_dirs=tuple(str(d) for d in data_dirs),
             setting=dict(setting),
-            model=_typed(ModelShape, model, "model"),
-            recipe=_typed(Recipe, pretrain, "pretrain"),
+            model=shape,
+            recipe=recipe,
             languages=tuple(languages),
             seed=int(seed),
             model_order=tuple(k for k in model if k in _names(ModelShape)),
@@ -136,21 +182,15 @@ class PretrainJob:
 
     @property
     def separate(self) -> Separation:
-        sep = self.setting["separate"]
-        return Separation(bool(sep["embeddings"]), int(sep["layers"]), sep.get("positions"))
+        return _separation(self.setting)
 
     def model_dict(self) -> dict:
-        return {k: getattr(self.model, k) for k in self.model_order or _names(ModelShape)}
+        """The model as tracked: config order, options at their old value left out."""
+        return _tracked(self.model, self.model_order, MODEL_OPTIONS)
 
     def recipe_dict(self) -> dict:
         """The recipe as tracked: config order, options at their default left out."""
-        out = {}
-        for k in self.recipe_order or _names(Recipe):
-            v = getattr(self.recipe, k)
-            if k in OPTIONS and v == OPTIONS[k]:
-                continue
-            out[k] = list(v) if k == "adam_betas" else v
-        return out
+        return _tracked(self.recipe, self.recipe_order, OPTIONS)
 
     def tracked(self) -> dict:
         """The rule's params, one per name (what the workflow script receives)."""
@@ -162,6 +202,24 @@ class PretrainJob:
             "languages": list(self.languages),
             "seed": self.seed,
         }
+
+
+def _separation(setting: Mapping) -> Separation:
+    sep = setting["separate"]
+    return Separation(bool(sep["embeddings"]), int(sep["layers"]), sep.get("positions"))
+
+
+def _tracked(section, order: tuple[str, ...], options: Mapping[str, Any]) -> dict:
+    """A section's fields in ``order`` (all, when empty), each option left out at its old value; an
+    option set away from it that the order lacks (given by a row, not the section) comes last."""
+    names = order or _names(type(section))
+    out = {}
+    for k in (*names, *(k for k in options if k not in names)):
+        v = getattr(section, k)
+        if k in options and v == options[k]:
+            continue
+        out[k] = list(v) if k == "adam_betas" else v
+    return out
 
 
 def _names(cls) -> tuple[str, ...]:

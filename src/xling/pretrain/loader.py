@@ -79,7 +79,7 @@ def load_encoder(
         raise InputError(dict_path, None, f"{weights['encoder.lm_bias'].numel()} dictionary entries "
                          f"(with <mask>) as in {checkpoint.name}", str(len(dictionary)))
     if random_init_seed is not None:
-        torch.manual_seed(random_init_seed)  # the model's own (BERT) initialisation, seeded
+        torch.manual_seed(random_init_seed)  # the model's own initialisation (its --param-init), seeded
     encoder = MLMEncoder(margs, len(dictionary), dictionary.pad(), len(languages), vocab_masks)
     if random_init_seed is None:
         encoder.load_state_dict({k.removeprefix("encoder."): v for k, v in weights.items()}, strict=True)

@@ -41,6 +41,14 @@ class XlingMLMModel(FairseqEncoderModel):
                             help="with --separate-embeddings: one positional embedding for all languages")
         parser.add_argument("--separate-layers", type=int, metavar="K",
                             help="Transformer layers 1..K per language")
+        # XLM's model where it differs from BERT's (xling.pretrain.encoder); absent: BERT's
+        parser.add_argument("--language-embeddings", action="store_true",
+                            help="a learnt embedding per language added to every token (XLM's --use_lang_emb)")
+        parser.add_argument("--mlm-head", choices=["bert", "xlm"],
+                            help="bert: dense + activation + LayerNorm before the tied softmax; xlm: the tied softmax")
+        parser.add_argument("--layer-norm-eps", type=float)
+        parser.add_argument("--activation-dropout", type=float, help="dropout after the FFN's activation")
+        parser.add_argument("--param-init", choices=["bert", "xlm"], help="bert: N(0, 0.02); xlm: XLM's")
 
     @classmethod
     def build_model(cls, args, task):
