@@ -1,6 +1,7 @@
-"""Export to transformers: the exported BertForMaskedLM gives our encoder's hidden states and MLM
-logits, its tokenizer our ids for the pretraining text, and models with per-language parts are
-refused without leaving an output behind."""
+"""Export to transformers: the exported model (XLMWithLMHeadModel for XLM's head, BertForMaskedLM
+for BERT's) gives our encoder's hidden states and MLM logits in each language (its language
+embeddings through ``langs`` or ``token_type_ids``), its tokenizer our ids for the pretraining
+text, and models with per-language parts are refused without leaving an output behind."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from xling.errors import InputError
 pytest.importorskip("transformers")
 from transformers import AutoModelForMaskedLM, AutoTokenizer  # noqa: E402
 
-from xling.export import Pretokenizer, export_model  # noqa: E402
+from xling.export import Pretokenizer, export_model, language_inputs  # noqa: E402
 from xling.pretrain.loader import load_encoder  # noqa: E402
 
 LANGS = ("en", "fr")
@@ -45,49 +46,67 @@ def perturb(checkpoint: Path, seed: int = 1) -> None:
     torch.save(state, checkpoint)
 
 
-@pytest.fixture(scope="module")
-def model(tmp_path_factory):
+# the models exported: one trained before XLM's options (BERT's head, no language embeddings), one
+# of XLM's model (the paper config's), one of BERT's head with language embeddings (token types)
+KINDS = {
+    "older": ({}, "BertForMaskedLM", None),
+    "xlm": ({"language_embeddings": True, "mlm_head": "xlm", "layer_norm_eps": 1e-12, "activation_dropout": 0.0,
+             "param_init": "xlm", "encoder_ffn_embed_dim": 4 * 32}, "XLMWithLMHeadModel", "langs"),
+    "bert_lang": ({"language_embeddings": True}, "BertForMaskedLM", "token_type_ids"),
+}
+
+
+@pytest.fixture(scope="module", params=list(KINDS))
+def model(request, tmp_path_factory):
     rng = random.Random(0)
-    root = tmp_path_factory.mktemp("tiny")
+    root = tmp_path_factory.mktemp(f"tiny_{request.param}")
     files = write_tiny_checkpoint(root, {lang: sentences(rng, lang, 200) for lang in LANGS}, merges=15, layers=3,
-                                  separate_layers=0)
+                                  separate_layers=0, **KINDS[request.param][0])
     perturb(files[0])
-    return files
+    return request.param, files
 
 
 @pytest.fixture(scope="module")
 def exported(model, tmp_path_factory):
     out = tmp_path_factory.mktemp("hf") / "default" / "en-fr"
-    ckpt, bpe, dict_txt = model
+    ckpt, bpe, dict_txt = model[1]
     record = export_model(ckpt, dict_txt, bpe, out, tokenize=TOKENIZE, info={"setting": "default"})
     return out, record
 
 
-def test_export_writes_a_directory_transformers_loads(exported):
+def test_export_writes_a_directory_transformers_loads(model, exported):
     out, record = exported
+    _, fmt, language_input = KINDS[model[0]]
     info = json.loads((out / "xling_export.json").read_text())
     assert info == json.loads(json.dumps(record))
-    assert info["format"] == "BertForMaskedLM" and info["languages"] == list(LANGS) and info["setting"] == "default"
+    assert info["format"] == fmt and info["languages"] == list(LANGS) and info["setting"] == "default"
+    assert info["language_input"] == language_input and info["language_ids"] == {"en": 0, "fr": 1}
     assert (out / "model.safetensors").is_file() and (out / info["bpe"]).is_file()
-    model = AutoModelForMaskedLM.from_pretrained(out)
-    assert type(model).__name__ == "BertForMaskedLM"
-    assert model.config.num_hidden_layers == 3 and model.config.vocab_size == info["vocab_size"]
+    hf = AutoModelForMaskedLM.from_pretrained(out)
+    assert type(hf).__name__ == fmt
+    assert hf.config.num_hidden_layers == 3 and hf.config.vocab_size == info["vocab_size"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_hidden_states_and_logits_equal_ours(model, exported, lang):
-    out, _ = exported
-    ours = load_encoder(model[0], model[2])
+    out, info = exported
+    ckpt, _, dict_txt = model[1]
+    ours = load_encoder(ckpt, dict_txt)
     hf = AutoModelForMaskedLM.from_pretrained(out).eval()
     tokenizer = AutoTokenizer.from_pretrained(out)
     raw = sentences(random.Random(7), lang, 6) + [f"{lang}cat unseenword {lang}dog"]
     batch = tokenizer(Pretokenizer(out, lang)(raw), padding=True, return_tensors="pt")
+    assert set(batch) == {"input_ids", "attention_mask"}  # the language is the caller's to give
+    batch.update(language_inputs(info, lang, batch["input_ids"]))
     mask = batch["attention_mask"].bool()
     assert not mask.all(), "the batch should hold padding, whose handling is part of what is compared"
     with torch.no_grad():
         theirs = hf(**batch, output_hidden_states=True)
         states = ours.encode(batch["input_ids"], lang, padding_mask=~mask)
         logits = ours.encoder.output_layer(states[-1], ours.lang_id(lang))
+        if info["language_input"]:  # without its language the model computes other states
+            other = language_inputs(info, "en" if lang == "fr" else "fr", batch["input_ids"])
+            assert not torch.allclose(hf(**{**batch, **other}).logits[mask], logits[mask], atol=1e-3)
     assert len(theirs.hidden_states) == len(states) == 4
     for layer, (a, b) in enumerate(zip(theirs.hidden_states, states)):
         torch.testing.assert_close(a[mask], b[mask], rtol=1e-5, atol=1e-5, msg=lambda m: f"layer {layer}: {m}")
@@ -100,7 +119,7 @@ def test_tokenizer_ids_are_those_of_the_pretraining_text(model, exported):
     from fairseq.data import Dictionary
 
     out, _ = exported
-    _, bpe, dict_txt = model
+    _, bpe, dict_txt = model[1]
     d = Dictionary.load(str(dict_txt))
     tokenizer = AutoTokenizer.from_pretrained(out)
     for lang in LANGS:
@@ -127,18 +146,28 @@ def test_a_model_with_per_language_parts_is_refused_and_nothing_is_written(tmp_p
 
 def test_missing_tokeniser_settings_fail_before_writing(model, tmp_path):
     out = tmp_path / "hf"
+    ckpt, bpe, dict_txt = model[1]
     with pytest.raises(ValueError, match=r"no tokeniser settings for \['fr'\]"):
-        export_model(model[0], model[2], model[1], out, tokenize={"en": TOKENIZE["en"]})
+        export_model(ckpt, dict_txt, bpe, out, tokenize={"en": TOKENIZE["en"]})
     assert not out.exists()
+
+
+def test_xlms_architecture_needs_its_ffn_width(tmp_path):
+    rng = random.Random(0)
+    ckpt, bpe, dict_txt = write_tiny_checkpoint(tmp_path / "m", {lang: sentences(rng, lang, 50) for lang in LANGS},
+                                                separate_layers=0, mlm_head="xlm")  # FFN 2 x dim
+    with pytest.raises(InputError, match="XLM's architecture has an FFN of 4 x 32, this model 64"):
+        export_model(ckpt, dict_txt, bpe, tmp_path / "hf", tokenize=TOKENIZE)
 
 
 def test_workflow_script(model, tmp_path):
     out = tmp_path / "hf" / "mono" / "en"
+    ckpt, bpe, dict_txt = model[1]
     sm = SimpleNamespace(
-        input=SimpleNamespace(checkpoint=str(model[0]), dictionary=str(model[2]), bpe=str(model[1])),
+        input=SimpleNamespace(checkpoint=str(ckpt), dictionary=str(dict_txt), bpe=str(bpe)),
         output=[str(out)], log=[str(tmp_path / "export.log")], wildcards={"setting": "default", "model": "en-fr"},
         rule="export_hf", params=SimpleNamespace(tokenize=TOKENIZE, info={"run": "t"}))
     runpy.run_path(str(SCRIPTS / "export_hf.py"), init_globals={"snakemake": sm}, run_name="__main__")
     summary = json.loads((tmp_path / "export.log").read_text().splitlines()[-1])
-    assert summary["rule"] == "export_hf" and summary["format"] == "BertForMaskedLM" and summary["layers"] == 3
+    assert summary["rule"] == "export_hf" and summary["format"] == KINDS[model[0]][1] and summary["layers"] == 3
     assert AutoTokenizer.from_pretrained(out).convert_tokens_to_ids("<mask>") == summary["vocab_size"] - 1

@@ -16,8 +16,9 @@ def write_tiny_checkpoint(root: Path, sentences: dict[str, list[str]], merges: i
     per item; the BPE is learnt on them): the files a job that loads a model declares as inputs.
     Same ``seed``: the same weights. ``separate_layers``/``separate_embeddings``: its per-language
     parts (0/False: a Default-like model whose parts are all shared). ``model_options``: XLM's model
-    arguments (``language_embeddings=True``, ``mlm_head="xlm"``, ...); without them the checkpoint
-    is one of a model trained before they existed."""
+    arguments (``language_embeddings=True``, ``mlm_head="xlm"``, ...; or another size, e.g.
+    ``encoder_ffn_embed_dim``); without them the checkpoint is one of a model trained before they
+    existed."""
     from fairseq.data import Dictionary
 
     from xling.bpe.build import build_bpe
@@ -41,11 +42,11 @@ def write_tiny_checkpoint(root: Path, sentences: dict[str, list[str]], merges: i
     data_dir.mkdir(parents=True, exist_ok=True)
     d.save(str(data_dir / "dict.txt"))
     d.add_symbol("<mask>")
-    margs = argparse.Namespace(_name="xling_mlm", arch="xling_mlm", encoder_layers=layers, encoder_embed_dim=dim,
-                               encoder_ffn_embed_dim=2 * dim, encoder_attention_heads=4, activation_fn="gelu",
-                               dropout=0.0, attention_dropout=0.0, max_positions=64,
-                               separate_embeddings=separate_embeddings, separate_layers=separate_layers,
-                               **model_options)
+    margs = argparse.Namespace(**{
+        "_name": "xling_mlm", "arch": "xling_mlm", "encoder_layers": layers, "encoder_embed_dim": dim,
+        "encoder_ffn_embed_dim": 2 * dim, "encoder_attention_heads": 4, "activation_fn": "gelu", "dropout": 0.0,
+        "attention_dropout": 0.0, "max_positions": 64, "separate_embeddings": separate_embeddings,
+        "separate_layers": separate_layers, **model_options})
     mlm_model.base_architecture(margs)
     torch.manual_seed(seed)
     enc = mlm_model.XlingMLMEncoder(margs, d, len(sentences), None)

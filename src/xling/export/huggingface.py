@@ -1,12 +1,22 @@
-"""Export a pretrained model to a standard ``transformers`` checkpoint: ``BertForMaskedLM`` plus a
-fast tokenizer over the pretraining dictionary, in a directory that ``from_pretrained`` loads.
+"""Export a pretrained model to a standard ``transformers`` checkpoint in a directory that
+``from_pretrained`` loads: the model and a fast tokenizer over the pretraining dictionary.
 
 Which models: those whose every part is shared by the languages (Default, Wiki-CC, No anchors,
-Default anchors, Extra anchors and the monolingual models). Our encoder is then exactly a BERT
-encoder: token + learned absolute position embeddings (positions from 0), LayerNorm, post-LN
-layers, the tied MLM head (dense, activation, LayerNorm, decoder + bias). BERT's token-type
-embedding, which ours lacks, is exported as a single row of zeros. The Sep rows (embeddings or
-layers per language) have no architecture in ``transformers``: ``xling.pretrain.loader`` loads them.
+Default anchors, Extra anchors and the monolingual models). The Sep rows (embeddings or layers per
+language) have no architecture in ``transformers``: ``xling.pretrain.loader`` loads them.
+
+Which architecture: XLM's for a model with XLM's head (``model.mlm_head: xlm``, the paper
+config's): ``XLMWithLMHeadModel``, which is XLM's code (token + position + language embeddings,
+LayerNorm, post-LN layers, the softmax tied to the embeddings); it needs XLM's FFN of 4 x dim.
+BERT's for a model with BERT's head (dense, activation, LayerNorm before the tied softmax):
+``BertForMaskedLM``, whose token-type embedding holds the language embeddings (a single row of
+zeros for a model without them).
+
+The language: a model with language embeddings reads every token with its language's id (the
+order of ``languages`` in ``xling_export.json``, also its ``language_ids``): passed as ``langs``
+to the XLM model, as ``token_type_ids`` to the BERT model (:func:`language_inputs` makes either).
+Without it, XLM's model adds no language embedding and BERT's the first language's (id 0): both
+differ from the pretrained model's states.
 
 Tokenisation: the exported tokenizer maps *pre-tokenised* text (Moses + the model's BPE, pieces
 separated by spaces, ``@@`` on non-final pieces) to ids and adds ``<s> ... </s>`` (pairs:
@@ -36,15 +46,42 @@ SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
                   "mask_token": "<mask>", "cls_token": "<s>", "sep_token": "</s>"}
 
 
+BERT, XLM = "BertForMaskedLM", "XLMWithLMHeadModel"
+# the keyword of each architecture's forward that takes the language ids
+LANGUAGE_INPUT = {BERT: "token_type_ids", XLM: "langs"}
+
+
+def export_format(encoder) -> str:
+    """The ``transformers`` architecture of ``encoder``: XLM's for XLM's head, else BERT's."""
+    return XLM if getattr(encoder, "mlm_head", "bert") == "xlm" else BERT
+
+
 def exportable(encoder) -> str | None:
-    """None when ``encoder`` (an encoder of xling.pretrain.encoder) maps onto BERT, else why not."""
+    """None when ``encoder`` (an encoder of xling.pretrain.encoder) maps onto its ``transformers``
+    architecture (:func:`export_format`), else why not."""
     if encoder.separate_embeddings:
         return "its embeddings are separate per language"
     if encoder.separate_layers:
         return f"its layers 1-{encoder.separate_layers} are separate per language"
     if encoder.vocab_mask is not None:
         return "its output softmax is restricted per language"
+    ffn = encoder.shared_layers[0].linear1.out_features
+    if export_format(encoder) == XLM and ffn != 4 * encoder.dim:
+        return f"XLM's architecture has an FFN of 4 x {encoder.dim}, this model {ffn}"
     return None
+
+
+def language_inputs(info: Mapping[str, Any], lang: str, input_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The keyword argument that gives an exported model (its ``xling_export.json`` record
+    ``info``) the language of ``input_ids``: every token ``lang``'s id; empty for a model
+    without language embeddings."""
+    name = info.get("language_input")
+    if name is None:
+        return {}
+    ids = info["language_ids"]
+    if lang not in ids:
+        raise KeyError(f"language {lang!r} not in the model's languages {list(ids)}")
+    return {name: torch.full_like(input_ids, int(ids[lang]))}
 
 
 def bert_config(encoder, dictionary):
@@ -63,7 +100,8 @@ def bert_config(encoder, dictionary):
         hidden_dropout_prob=layer.dropout.p,
         attention_probs_dropout_prob=layer.self_attn.dropout,
         max_position_embeddings=encoder.max_positions_,
-        type_vocab_size=1,
+        # the language embeddings, one type per language (token_type_ids = language id)
+        type_vocab_size=encoder.n_languages if encoder.embed_languages is not None else 1,
         layer_norm_eps=layer.norm1.eps,
         pad_token_id=dictionary.pad(),
         bos_token_id=dictionary.bos(),
@@ -79,7 +117,8 @@ def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
     sd = {
         "bert.embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight,
         "bert.embeddings.position_embeddings.weight": encoder.embed_positions[0].weight,
-        "bert.embeddings.token_type_embeddings.weight": torch.zeros(1, encoder.dim),
+        "bert.embeddings.token_type_embeddings.weight": (
+            encoder.embed_languages.weight if encoder.embed_languages is not None else torch.zeros(1, encoder.dim)),
         "bert.embeddings.LayerNorm.weight": encoder.emb_layer_norm[0].weight,
         "bert.embeddings.LayerNorm.bias": encoder.emb_layer_norm[0].bias,
         "cls.predictions.bias": encoder.lm_bias,
@@ -102,18 +141,83 @@ def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone().float() for k, v in sd.items()}
 
 
-def bert_model(encoder, dictionary):
-    """A ``BertForMaskedLM`` with ``encoder``'s weights, in eval mode. Every parameter of the
-    BERT model is set from ours (checked), so nothing keeps its random initialisation."""
-    from transformers import BertForMaskedLM
+def xlm_config(encoder, dictionary, languages: list[str]):
+    """The ``XLMConfig`` of ``encoder`` (XLM's head; its torch layers hold the sizes)."""
+    from transformers import XLMConfig
 
-    model = BertForMaskedLM(bert_config(encoder, dictionary))
-    sd = bert_state_dict(encoder)
+    layer = encoder.shared_layers[0]
+    return XLMConfig(
+        vocab_size=len(dictionary),
+        emb_dim=encoder.dim,
+        n_layers=encoder.num_layers,
+        n_heads=layer.self_attn.num_heads,
+        dropout=layer.dropout1.p,
+        attention_dropout=layer.self_attn.dropout,
+        gelu_activation=encoder.lm_activation == "gelu",  # XLM's gelu is the exact (erf) one
+        sinusoidal_embeddings=False,
+        causal=False,
+        asm=False,
+        n_langs=len(languages),
+        use_lang_emb=encoder.embed_languages is not None,
+        lang2id={lang: i for i, lang in enumerate(languages)},
+        id2lang=dict(enumerate(languages)),
+        max_position_embeddings=encoder.max_positions_,
+        layer_norm_eps=layer.norm1.eps,
+        bos_index=dictionary.bos(),
+        eos_index=dictionary.eos(),
+        pad_index=dictionary.pad(),
+        unk_index=dictionary.unk(),
+        mask_index=dictionary.index("<mask>"),
+        mask_token_id=dictionary.index("<mask>"),
+        is_encoder=True,
+        tie_word_embeddings=True,
+        architectures=[XLM],
+    )
+
+
+def xlm_state_dict(encoder) -> dict[str, torch.Tensor]:
+    """``encoder``'s weights under ``XLMWithLMHeadModel``'s names (the tied softmax's weight is
+    the word embeddings, its bias ``pred_layer.proj.bias``)."""
+    t = "transformer."
+    sd = {
+        f"{t}embeddings.weight": encoder.embed_tokens[0].weight,
+        f"{t}position_embeddings.weight": encoder.embed_positions[0].weight,
+        f"{t}layer_norm_emb.weight": encoder.emb_layer_norm[0].weight,
+        f"{t}layer_norm_emb.bias": encoder.emb_layer_norm[0].bias,
+        "pred_layer.proj.bias": encoder.lm_bias,
+    }
+    if encoder.embed_languages is not None:
+        sd[f"{t}lang_embeddings.weight"] = encoder.embed_languages.weight
+    for i, layer in enumerate(encoder.shared_layers):
+        # torch packs XLM's q_lin, k_lin and v_lin in one projection, in that order
+        for name, w, b in zip(("q_lin", "k_lin", "v_lin"), layer.self_attn.in_proj_weight.chunk(3),
+                              layer.self_attn.in_proj_bias.chunk(3)):
+            sd[f"{t}attentions.{i}.{name}.weight"], sd[f"{t}attentions.{i}.{name}.bias"] = w, b
+        for ours, theirs in (("self_attn.out_proj", f"attentions.{i}.out_lin"), ("norm1", f"layer_norm1.{i}"),
+                             ("linear1", f"ffns.{i}.lin1"), ("linear2", f"ffns.{i}.lin2"),
+                             ("norm2", f"layer_norm2.{i}")):
+            module = layer.get_submodule(ours)
+            sd[f"{t}{theirs}.weight"], sd[f"{t}{theirs}.bias"] = module.weight, module.bias
+    return {k: v.detach().clone().float() for k, v in sd.items()}
+
+
+def hf_model(encoder, dictionary, languages: list[str]):
+    """The ``transformers`` model of :func:`export_format` with ``encoder``'s weights, in eval
+    mode. Every parameter is set from ours (checked), so nothing keeps its random initialisation."""
+    if export_format(encoder) == XLM:
+        from transformers import XLMWithLMHeadModel
+
+        model, sd = XLMWithLMHeadModel(xlm_config(encoder, dictionary, languages)), xlm_state_dict(encoder)
+    else:
+        from transformers import BertForMaskedLM
+
+        model, sd = BertForMaskedLM(bert_config(encoder, dictionary)), bert_state_dict(encoder)
     missing, unexpected = model.load_state_dict(sd, strict=False)
     tied = set(getattr(model, "_tied_weights_keys", None) or ())
     left = [k for k in missing if k not in tied]
     if left or unexpected:
-        raise RuntimeError(f"BERT mapping out of date with transformers: unset {left}, unknown {unexpected}")
+        raise RuntimeError(f"{type(model).__name__} mapping out of date with transformers: unset {left}, "
+                           f"unknown {unexpected}")
     return model.eval()
 
 
@@ -132,7 +236,10 @@ def fast_tokenizer(dictionary, max_length: int):
     bos, eos = dictionary.bos(), dictionary.eos()
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>", pair="<s> $A </s> $B </s>", special_tokens=[("<s>", bos), ("</s>", eos)])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=max_length, **SPECIAL_TOKENS)
+    # no token_type_ids: XLM's model would add them as word embeddings, BERT's reads the language
+    # from them (language_inputs)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=max_length,
+                                   model_input_names=["input_ids", "attention_mask"], **SPECIAL_TOKENS)
 
 
 def _copy_bpe(manifest: Path, dest: Path) -> None:
@@ -161,10 +268,14 @@ def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir
     missing = [lang for lang in loaded.languages if data_language(lang) not in tokenize]
     if missing:
         raise ValueError(f"no tokeniser settings for {missing}: give one entry per language the model reads")
-    model = bert_model(loaded.encoder, loaded.dictionary)
+    model = hf_model(loaded.encoder, loaded.dictionary, loaded.languages)
     tokenizer = fast_tokenizer(loaded.dictionary, loaded.encoder.max_positions_)
+    fmt = export_format(loaded.encoder)
     record = {
-        "format": "BertForMaskedLM",
+        "format": fmt,
+        # how the model is told the language (language_inputs); null: it has no language embeddings
+        "language_input": LANGUAGE_INPUT[fmt] if loaded.encoder.embed_languages is not None else None,
+        "language_ids": {lang: i for i, lang in enumerate(loaded.languages)},
         "checkpoint": str(checkpoint),
         "dictionary": str(dictionary),
         "languages": loaded.languages,
