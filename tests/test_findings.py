@@ -16,6 +16,7 @@ from xling.report.findings import (
     HOLDS,
     INCONCLUSIVE,
     cka_findings,
+    language_embedding_findings,
     retrieval_finding,
     table1_findings,
     write_findings,
@@ -108,6 +109,36 @@ def test_a_single_replicate_is_never_conclusive(seeded):
     assert {f.status for f in table1_findings(t, SEPARATE)} == {INCONCLUSIVE}
 
 
+# Twins without language embeddings: No anchors holds up less well, but still loses less than half
+# of Sep Emb + L1-6's loss (midpoint (60 + 33.5) / 2 = 46.75)
+TWINS = {"default": "default_nl", "no_anchors": "no_anchors_nl", "sep_emb_l1_6": "sep_emb_l1_6_nl"}
+XNLI_NL = {"default_nl": [59.0, 60.0, 61.5], "no_anchors_nl": [52.0, 53.5, 51.0], "sep_emb_l1_6_nl": [33.5, 33.0, 34.5]}
+
+
+def test_the_central_finding_with_and_without_language_embeddings(seeded):
+    """Claim 12: No anchors minus the midpoint of Default and Sep Emb + L1-6, and Default minus Sep
+    Emb + L1-6, each with Welch intervals, for the rows and for their twins; the detail gives the
+    difference of No anchors' gaps to Default."""
+    for s, accs in XNLI_NL.items():
+        for seed, acc in zip((1, 2, 3), accs):
+            _write(seeded, s, "en-fr", "xnli", "bs8", seed, 1, 70.0, acc)
+    settings = SETTINGS + list(XNLI_NL)
+    t = build_table1(aggregate(collect_results(seeded), 1), settings, {s: s for s in settings}, ["en-fr"], ["xnli"])
+    without, with_ = language_embedding_findings(t, TWINS, rows_have=True)
+    assert without.claim == "12. The central finding holds without language embeddings"
+    mid = contrast_interval([XNLI_NL["no_anchors_nl"], XNLI_NL["default_nl"], XNLI_NL["sep_emb_l1_6_nl"]],
+                            [1.0, -0.5, -0.5])
+    assert without.estimate.estimate == pytest.approx(mid.estimate) and without.estimate.low == pytest.approx(mid.low)
+    assert without.status == with_.status == HOLDS
+    effect = contrast_interval([XNLI["no_anchors"], XNLI["default"], XNLI_NL["no_anchors_nl"], XNLI_NL["default_nl"]],
+                               [1.0, -1.0, -1.0, 1.0])
+    assert f"{effect.estimate:+.1f} [{effect.low:+.1f}, {effect.high:+.1f}]" in with_.detail
+    # the rows are the ones without when the model's default has none: the variants swap
+    swapped = language_embedding_findings(t, TWINS, rows_have=False)
+    assert swapped[0].estimate.estimate == pytest.approx(with_.estimate.estimate)
+    assert language_embedding_findings(t, {"default": "default_nl"}, True) == []
+
+
 def test_retrieval_and_cka_claims(seeded, tmp_path):
     ret = {"en-fr": {"pair": "en-fr", "n_test": 1000, "p_at_1": [26.4, 20.0]},
            "en-zh": {"pair": "en-zh", "n_test": 1000, "p_at_1": [0.3, 0.2]}}
@@ -172,7 +203,8 @@ def test_findings_workflow_script(seeded, tmp_path):
         output=Namedlist(fromdict={"findings_md": str(tmp_path / "f.md"), "findings_csv": str(tmp_path / "f.csv")}),
         params=Namedlist(fromdict={"settings": SETTINGS, "labels": LABELS, "separate": SEPARATE, "pairs": ["en-fr"],
                                    "tasks": ["xnli"], "top_k": 1, "baseline": "default", "source": "en",
-                                   "unavailable": {"ner": {}}, "cka_order": [], "note": "testbed"}),
+                                   "unavailable": {"ner": {}}, "cka_order": [], "note": "testbed",
+                                   "language_twins": {"rows_have": True, "twins": {}}}),
         log=[str(tmp_path / "findings.log")], rule="findings",
     )
     script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "findings.py"

@@ -97,6 +97,10 @@ rule findings:
         **table1_params(),
         separate={s: config["settings"][s]["separate"] for s in SETTINGS},
         cka_order=[f"{SRC}-{t}" for t in AN_TARGETS],
+        language_twins={
+            "rows_have": config["model"]["language_embeddings"],
+            "twins": xcfg.language_embedding_twins(config),
+        },
     script:
         "../scripts/findings.py"
 

@@ -4,7 +4,8 @@ over the seeds) and the Section 5 analyses (xling.report.findings).
 input:  results = Table 1's result.json files; words, transfer, retrieval, cka = the Section 5 JSON
         files of Figures 4, 5, 6 and 7 (each may be empty)
 params: settings, labels, pairs, tasks, top_k, baseline, source, unavailable (as rule report's),
-        separate (each setting's `separate` entry), cka_order (pairs closest first), note
+        separate (each setting's `separate` entry), cka_order (pairs closest first), note,
+        language_twins ({rows_have, twins}: rows that differ only in language embeddings)
 output: findings_md = findings.md, findings_csv = findings.csv
 """
 
@@ -35,7 +36,7 @@ def main(sm) -> dict:
                            Path(o.findings_csv), retrieval=_by_pair(sm.input.retrieval), cka=_by_pair(sm.input.cka),
                            cka_order=list(p.cka_order), words=_by_pair(sm.input.words),
                            transfer=[json.loads(Path(f).read_text(encoding="utf-8")) for f in sm.input.transfer],
-                           baseline=p.baseline, note=p.note or None)
+                           baseline=p.baseline, note=p.note or None, language_twins=dict(p.language_twins))
     return {f.claim: f.status for f in found}
 
 

@@ -134,6 +134,39 @@ def table1_findings(t: Table1, separate: Mapping[str, Mapping], baseline: str = 
     return out
 
 
+CENTRAL = ("default", "no_anchors", "sep_emb_l1_6")  # the sentence regime's central finding (docs/demo.md)
+
+
+def language_embedding_findings(t: Table1, twins: Mapping[str, str], rows_have: bool) -> list[Finding]:
+    """Claim 12 (beyond the paper): the central finding with and without XLM's language embeddings.
+    ``twins``: Table 1 rows -> their twin that differs only in language embeddings
+    (xling.config.language_embedding_twins); ``rows_have``: whether the rows (not the twins) have
+    them. In each variant No anchors loses less than half of Sep Emb + L1-6's loss against Default
+    (> 0: No anchors minus the midpoint of the two) and Sep Emb + L1-6 is below Default; the detail
+    gives what language embeddings change in No anchors - Default (a difference of differences,
+    Welch interval). Empty unless all three rows have a twin."""
+    if not all(r in twins for r in CENTRAL):
+        return []
+    rows = _Rows(t)
+    d, na, se = CENTRAL
+    variants = {rows_have: dict(zip(CENTRAL, CENTRAL)), not rows_have: {r: twins[r] for r in CENTRAL}}
+    out = []
+    for has in (False, True):
+        v = variants[has]
+        contrasts = {"No anchors - midpoint": {v[na]: 1.0, v[d]: -0.5, v[se]: -0.5},
+                     "Default - Sep Emb + L1-6": {v[d]: 1.0, v[se]: -1.0}}
+        f = _claim(rows, t.tasks, f"12. The central finding holds {'with' if has else 'without'} language embeddings",
+                   "No anchors minus the midpoint of Default and Sep Emb + L1-6 (> 0: it loses less than half of "
+                   "Sep Emb + L1-6's loss), and Default minus Sep Emb + L1-6", contrasts)
+        if has:
+            w, wo = variants[True], variants[False]
+            effect = rows.contrast({w[na]: 1.0, w[d]: -1.0, wo[na]: -1.0, wo[d]: 1.0}, None)
+            f.detail = "; ".join(x for x in (f.detail, "language embeddings' effect on No anchors - Default: "
+                                             + _fmt(effect)) if x)
+        out.append(f)
+    return out
+
+
 def retrieval_finding(retrieval: Mapping[str, Mapping]) -> Finding:
     """Claim 6 (Figure 6): per pair, the best layer's Procrustes-aligned retrieval accuracy has a Wilson
     interval whose lower bound is over FAR_ABOVE_CHANCE x chance (1 / test sentences)."""
@@ -300,13 +333,16 @@ def findings_csv(findings: Sequence[Finding]) -> str:
 def write_findings(table: Table1, separate: Mapping[str, Mapping], out_md, out_csv, retrieval: Mapping | None = None,
                    cka: Mapping | None = None, cka_order: Sequence[str] = (), words: Mapping | None = None,
                    transfer: Sequence[Mapping] = (), baseline: str = "default",
-                   note: str | None = None) -> list[Finding]:
+                   note: str | None = None, language_twins: Mapping | None = None) -> list[Finding]:
     """findings.md and findings.csv from Table 1 (with its replicates) and, when given, the Section 5
     results: Figure 4's (``words``) and Figure 6's (``retrieval``) and Figure 7's (``cka``) JSON by
-    pair, Figure 5's JSON records (``transfer``)."""
+    pair, Figure 5's JSON records (``transfer``). ``language_twins``: ``{"rows_have": bool, "twins":
+    {row: twin}}`` (claim 12, :func:`language_embedding_findings`)."""
     from xling.io import atomic_write
 
     found = table1_findings(table, separate, baseline)
+    if language_twins:
+        found += language_embedding_findings(table, language_twins["twins"], bool(language_twins["rows_have"]))
     if words:
         found += word_findings(words)
     if transfer:
