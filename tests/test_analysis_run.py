@@ -84,6 +84,32 @@ def test_mean_pooling_leaves_out_special_tokens_and_padding(model):
         mean_pooled_layers(enc, "en", ["   "], split, w2s)
 
 
+def test_section5_encoders_read_each_language_with_its_language_embedding(tmp_path):
+    """XLM's model: a bilingual model's representations of a language are those of its own
+    language embedding (as the models of Figures 5-7 and the shared-space analysis read them), and
+    the random baseline has the checkpoint's language table and initialisation."""
+    from xling.analysis.run import Encoders
+
+    rng = random.Random(0)
+    ckpt, bpe, dictionary = write_tiny_checkpoint(
+        tmp_path, {lang: sentences(rng, lang, 200) for lang in LANGS}, merges=10, separate_layers=0,
+        language_embeddings=True, mlm_head="xlm", layer_norm_eps=1e-12, activation_dropout=0.0, param_init="xlm")
+    sents = sentences(random.Random(3), "fr", 5)
+    encoders = Encoders(settings(), max_seq_len=32, batch_size=4)
+    enc = loader.load_encoder(ckpt, dictionary)
+    fr = encoders(ModelSpec(ckpt, dictionary, bpe, "fr"), sents)
+    as_en = encoders(ModelSpec(ckpt, dictionary, bpe, "en", text_lang="fr"), sents)
+    from xling.bpe import SubwordTokenizer
+
+    w2s = SubwordTokenizer(bpe, "fr").words_to_subwords
+    split = lambda texts: [t.split() for t in texts]  # noqa: E731
+    np.testing.assert_allclose(fr, mean_pooled_layers(enc, "fr", sents, split, w2s, 32, 4), atol=1e-5)
+    assert not np.allclose(fr, as_en, atol=1e-3)  # the language row is part of every layer
+    rnd = loader.load_encoder(ckpt, dictionary, random_init_seed=3).encoder
+    assert rnd.embed_languages.weight.shape == enc.encoder.embed_languages.weight.shape
+    assert abs(float(rnd.embed_tokens[0].weight.std()) - enc.dim ** -0.5) < 0.2 * enc.dim ** -0.5  # XLM's init
+
+
 def test_random_init_is_seeded_and_untrained(model):
     ckpt, _, dictionary = model
     trained = loader.load_encoder(ckpt, dictionary).state_dict()
