@@ -131,6 +131,9 @@ def main(argv=None):
     ap.add_argument("--clip-norm", type=float, default=5.0, help="pretrain.clip_norm (the paper config's)")
     ap.add_argument("--no-deferred", action="store_true",
                     help="fairseq reads the loss and gradient norm back every step (to measure what that costs)")
+    ap.add_argument("--remainder-batch", action="store_true",
+                    help="one batch a stream short before the warm-up blocks, as a language's last batch of an "
+                         "epoch (torch.compile then recompiles for a dynamic batch size, which later steps use)")
     ap.add_argument("--steps", type=int, default=10, help="steps per block")
     ap.add_argument("--blocks", type=int, default=5, help="timed blocks per engine (at least 5)")
     ap.add_argument("--max-warmup-blocks", type=int, default=20, help="per engine")
@@ -200,12 +203,16 @@ def plain_engine(args, task, pre, batches, dev, compile_on):
     dtype = DTYPES[args.precision]
     scaler = torch.amp.GradScaler(dev.type) if args.precision == "fp16" else None
     fn = torch.compile(model) if compile_on else model
-    data = [(b["net_input"]["src_tokens"].to(dev), b["masked_index"].to(dev), b["masked_target"].to(dev),
-             b["n_predicted"], b["net_input"]["src_lang"]) for b in batches]
     params = [p for p in model.parameters()]
 
-    def step(i):
-        tokens, index, target, n, lang = data[i % len(data)]
+    def prepare(b):
+        """A batch's tensors on the device, before the step (the language only selects tables
+        with Sep Emb: elsewhere a second value would recompile)."""
+        return (b["net_input"]["src_tokens"].to(dev), b["masked_index"].to(dev), b["masked_target"].to(dev),
+                b["n_predicted"], b["net_input"]["src_lang"] if args.sep_emb else 0)
+
+    def step(prepared):
+        tokens, index, target, n, lang = prepared
         with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
             loss = fn(tokens, index, target, lang) / max(n, 1)
         (scaler.scale(loss) if scaler else loss).backward()
@@ -220,7 +227,22 @@ def plain_engine(args, task, pre, batches, dev, compile_on):
             opt.step()
         opt.zero_grad(set_to_none=True)
 
-    return model, step
+    return model, prepare, step
+
+
+def remainder_batch(batch: dict, pad: int, mask_prob: float) -> dict:
+    """``batch`` less its last stream, its host fields recomputed: the shape of a language's last
+    batch in an epoch, after which torch.compile's graphs take the batch size as dynamic."""
+    from xling.pretrain.batches import add_host_fields
+
+    net = batch["net_input"]
+    smaller = {**batch, "target": batch["target"][:-1].clone(), "nsentences": batch["nsentences"] - 1,
+               "net_input": {**net, "src_tokens": net["src_tokens"][:-1].clone(),
+                             "src_lengths": net["src_lengths"][:-1].clone(),
+                             "src_lang_id": net["src_lang_id"][:-1].clone()}}
+    if "lang_id" in batch:
+        smaller["lang_id"] = batch["lang_id"][:-1].clone()
+    return add_host_fields(smaller, pad, mask_prob)
 
 
 def toy_corpus(args, n_pool: int, tmp: Path) -> Path:
@@ -250,13 +272,17 @@ def run(args, tmp: Path) -> dict:
     model_cfg, pre, (cfg, task, trainer) = fairseq_engine(args, tmp, data)
     compile_on = compile_wanted({"true": "on", "false": "off"}.get(args.compile, "auto"), args.device)
     batches = full_batches(trainer, n_pool)
-    plain, plain_step = plain_engine(args, task, pre, batches, dev, compile_on)
+    plain, plain_prepare, plain_run = plain_engine(args, task, pre, batches, dev, compile_on)
+    plain_batches = [plain_prepare(b) for b in batches]
     pad = task.source_dictionary.pad()
     tokens_of = [int(b["net_input"]["src_tokens"].ne(pad).sum()) for b in batches]
     predicted = sum(b["n_predicted"] for b in batches) / sum(tokens_of)
 
     def fairseq_step(i):
         trainer.train_step([batches[i % len(batches)]])
+
+    def plain_step(i):
+        plain_run(plain_batches[i % len(plain_batches)])
 
     steps = {"fairseq": fairseq_step, "plain": plain_step}
 
@@ -278,6 +304,10 @@ def run(args, tmp: Path) -> dict:
             steps[name](i)
         sync()
         first[name] = time.perf_counter() - t0
+    if args.remainder_batch:
+        small = remainder_batch(batches[0], pad, cfg.task.mask_prob)
+        trainer.train_step([small])
+        plain_run(plain_prepare(small))
     warm = {name: [] for name in ENGINES}
     settled = False
     start = 0
@@ -303,6 +333,7 @@ def run(args, tmp: Path) -> dict:
         "torch": torch.__version__,
         "model": model_cfg, "batch": args.batch, "sep_emb": args.sep_emb, "precision": args.precision,
         "compile": compile_on, "deferred_logs": not args.no_deferred, "clip_norm": args.clip_norm,
+        "remainder_batch": args.remainder_batch,
         "vocab": len(task.source_dictionary), "vocab_rows": trainer.model.encoder.vocab_rows,
         "params_fairseq": sum(p.numel() for p in trainer.model.parameters()),
         "params_plain": sum(p.numel() for p in plain.parameters()),

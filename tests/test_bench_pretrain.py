@@ -30,7 +30,9 @@ def test_benchmark_protocol_and_json_for_the_budget(tmp_path, sep_emb):
     argv = ["--layers", "1", "--dim", "32", "--heads", "2", "--ffn", "64", "--tokens-per-sample", "32",
             "--batch", "4", "--vocab-per-language", "100", "--steps", "2", "--blocks", "5",
             "--max-warmup-blocks", "2", "--json", str(out), "--data", str(tmp_path / "corpus")]
-    result = bench.main(argv + (["--sep-emb"] if sep_emb else []))
+    # Sep Emb also takes a batch a stream short before timing, as an epoch's last one
+    result = bench.main(argv + (["--sep-emb", "--remainder-batch"] if sep_emb else []))
+    assert result["remainder_batch"] == sep_emb
     rec = json.loads(out.read_text())
     assert rec["ratio_fairseq_over_plain"] == pytest.approx(result["ratio_fairseq_over_plain"])
     for engine in ("fairseq", "plain"):
