@@ -1,85 +1,79 @@
 #!/usr/bin/env bash
-# Issue 27's pretraining measurements on one GPU (an H100 of the device tool), each part one call
-# of at most ~8 minutes, all results (JSON and logs) written to $OUT:
+# Issue 27's GPU measurements: the pretraining step the GPU jobs run (bench/bench_pretrain.py: our
+# fairseq step against the best plain PyTorch step of the same model, same batches, bf16,
+# compiled) on the paper's model (8 x 768, 12 heads, FFN 3072, 256-token streams, ~80k
+# vocabulary), with the shared anchor (pretrain_anchor.py) beside it in the same session, so every
+# ratio is measured side by side on one GPU. Each part fits one device command (10 minutes);
+# everything goes to $OUT (at most 8 files a call come back: each part writes few).
 #
-#   bash bench/gpu_pretrain.sh setup tests       # installs the carried wheels; the GPU tests (no device sync)
-#   bash bench/gpu_pretrain.sh anchor            # the gpu-anchors' reference steps
-#   bash bench/gpu_pretrain.sh paper             # bench_pretrain.py, paper model, batch 96, 3 runs
-#   bash bench/gpu_pretrain.sh b256 sepemb       # batch 256; the Sep Emb model at batch 96
-#   bash bench/gpu_pretrain.sh budget            # the budget planned from run 1 (CPU only)
-#
-# 'setup' runs first in every call (a fresh machine starts bare; on a warm one it only checks).
-# Parts run in the order given; a failing part stops the call (set -e). The device tool brings
-# back at most 8 files of $OUT per call: these parts write gpu.txt, tests.log, anchor.{log,jsonl},
-# bench.log (all runs) and one JSON per run. What it needs on the machine:
-#   * python3 with CUDA torch (the image's), and the wheels of what the image lacks in
-#     $WHEELS (default .gpu-wheels/, carried: fairseq-fixed, hydra-core, omegaconf, antlr4,
-#     bitarray, jsonschema and its parts);
-#   * the anchor script at $ANCHOR (default shared/tools/gpu-anchors/pretrain_anchor.py; a copy of
-#     ../shared/tools/gpu-anchors carried into the checkout).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-bench/out}
+# Before the first run, in the repo root of the session's machine (the device has no registry and
+# lacks fairseq, hydra, omegaconf, bitarray and jsonschema, which the benchmark imports; the
+# anchor lives outside the repo):
+#   mkdir -p .anchors && cp ../shared/tools/gpu-anchors/pretrain_anchor.py .anchors/
+#   printf '/.anchors/\n/.whl/\n' >> .git/info/exclude     # unless .gitignore lists them already
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
+#     fairseq-fixed==0.12.3.1 hydra-core==1.3.2 omegaconf==2.3.0 bitarray==3.12.3 jsonschema==4.26.0 \
+#     jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1
+#   python3 -m pip wheel --no-deps -w .whl antlr4-python3-runtime==4.9.3   # an sdist only: a pure-Python wheel
+# Then these calls, each with carry [".anchors", ".whl"] and timeout_s 600, in this order of
+# priority (a part's first compile takes minutes on a fresh machine, seconds from a warm one's cache):
+#   bash bench/gpu_pretrain.sh paper1 paper2   # the benchmark at batch 96, runs 1 and 2     (~8 min)
+#   bash bench/gpu_pretrain.sh anchor          # the anchor: eager and compiled, batch 96 and 256 (~6 min)
+#   bash bench/gpu_pretrain.sh paper3 b256     # run 3; batch 256                            (~7 min)
+#   bash bench/gpu_pretrain.sh sepemb tests    # the Sep Emb model; the GPU tests (no sync in an update)
+#   bash bench/gpu_pretrain.sh fp16 nodeferred remainder   # the paper config's fp16; fairseq reading the
+#                                              # loss and norm every step; after an epoch's short batch
+# Keep $OUT's JSON in bench/measured/ (h100_pretrain_*.json) and plan (on any machine) with
+#   python -m xling.cluster.budget --rate-from bench/measured/<a paper run>.json
+set -uo pipefail
+OUT=${OUT:?run on the device machine, where OUT is set}
+[ $# -gt 0 ] || { echo "usage: $0 PART... (paper1 paper2 paper3 anchor b256 sepemb tests fp16 nodeferred remainder)" >&2; exit 2; }
+ANCHOR=${ANCHOR:-.anchors/pretrain_anchor.py}
+DEVICE=${DEVICE:-cuda}   # DEVICE=cpu with EXTRA="--layers 1 --dim 32 ..." checks this script without a GPU
 PY=${PYTHON:-python3}
-WHEELS=${WHEELS:-.gpu-wheels}
-ANCHOR=${ANCHOR:-shared/tools/gpu-anchors/pretrain_anchor.py}
-DATA=${DATA:-/tmp/bench_pretrain_data}   # the toy corpus, written once per machine and reused
-export PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH}
-export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
-mkdir -p "$OUT"
 
-# the paper's model (3.1): 8 x 768, 12 heads, FFN 3072, 256-token streams, ~80k vocabulary
-# EXTRA: more bench_pretrain.py options, after these (later ones win), e.g. "--steps 40"; DEVICE=cpu with
-# a tiny model in EXTRA checks this script without a GPU
-PAPER=(--device "${DEVICE:-cuda}" --dim 768 --layers 8 --heads 12 --ffn 3072 --tokens-per-sample 256
+if compgen -G ".whl/*.whl" >/dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || exit 1
+  export PYTHONPATH=src:/tmp/site
+else
+  export PYTHONPATH=src
+fi
+export PYTHONUNBUFFERED=1 TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
+DATA=${DATA:-/tmp/bench_pretrain_data}  # the toy corpora, written once per machine and batch size
+# 20 steps a block, 7 timed blocks per engine; EXTRA: more options, after these (later ones win)
+PAPER=(--device "$DEVICE" --layers 8 --dim 768 --heads 12 --ffn 3072 --tokens-per-sample 256
        --vocab-per-language 40000 --steps 20 --blocks 7)
 read -r -a EXTRA_ARGS <<<"${EXTRA:-}"
+{ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,temperature.gpu --format=csv
+  "$PY" -c "import torch; print('torch', torch.__version__, torch.version.cuda)"; } > "$OUT/env.txt" 2>&1
 
-bench() {  # bench NAME BATCH ARGS...: one run of bench_pretrain.py: $OUT/NAME.json, its output in $OUT/bench.log
-    local name=$1 batch=$2
-    shift 2
-    echo "== bench_pretrain $name: batch $batch $*" | tee -a "$OUT/bench.log"
-    "$PY" bench/bench_pretrain.py "${PAPER[@]}" --batch "$batch" --data "$DATA/b$batch" "$@" "${EXTRA_ARGS[@]}" \
-        --json "$OUT/$name.json" 2>&1 | tee -a "$OUT/bench.log" | grep -v -E "^(INFO|DEBUG|WARNING):|Warning|warn" || true
-    test -s "$OUT/$name.json"
+bench() {  # bench NAME BATCH SECONDS ARGS...: $OUT/NAME.json; its output appended to $OUT/bench.log
+  local name=$1 batch=$2 limit=$3
+  shift 3
+  echo "== bench_pretrain $name: batch $batch $*" | tee -a "$OUT/bench.log"
+  timeout "$limit" "$PY" bench/bench_pretrain.py "${PAPER[@]}" --batch "$batch" --data "$DATA/b$batch" "$@" \
+    "${EXTRA_ARGS[@]}" --json "$OUT/$name.json" 2>&1 | tee -a "$OUT/bench.log" \
+    | grep -v -E "^(INFO|DEBUG|WARNING)|[Ww]arn|hydra|deprecat" || true
 }
 
 for part in "$@"; do
-    case $part in
-    setup)
-        nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpu.txt"
-        if ! "$PY" -c "import fairseq, hydra, jsonschema" 2>/dev/null; then
-            "$PY" -m pip install --no-index --no-deps --no-build-isolation --find-links "$WHEELS" \
-                fairseq-fixed hydra-core omegaconf antlr4-python3-runtime bitarray jsonschema \
-                jsonschema-specifications referencing rpds-py 2>&1 | tail -3
-        fi
-        "$PY" -c "import torch, fairseq; print('torch', torch.__version__, 'fairseq', fairseq.__version__, torch.cuda.get_device_name(0))" |
-            tee -a "$OUT/gpu.txt"
-        ;;
-    anchor)  # the plain reference steps of the issue's table, beside ours on the same GPU
-        echo "== pretrain_anchor (vocabulary 79,897 as measured before; then padded to 79,936)"
-        "$PY" "$ANCHOR" --variants eager,compile --batches 96,256 --log "$OUT/anchor.jsonl" 2>&1 | tee "$OUT/anchor.log"
-        "$PY" "$ANCHOR" --variants compile --batches 96 --vocab 79936 --log "$OUT/anchor.jsonl" 2>&1 |
-            tee -a "$OUT/anchor.log"
-        ;;
-    paper)  # 3 runs, each its own process (its own compile, warm-up and blocks)
-        for run in 1 2 3; do bench "paper_b96_run$run" 96; done
-        ;;
-    b256) bench paper_b256 256 ;;
-    sepemb) bench paper_sep_emb_b96 96 --sep-emb ;;
-    nodeferred) bench paper_b96_no_deferred 96 --no-deferred ;;  # what fairseq's per-step reads cost
-    remainder) bench paper_b96_remainder 96 --remainder-batch ;;  # after an epoch's short batch: dynamic shapes
-    fp16) bench paper_b96_fp16 96 --precision fp16 ;;  # the paper config's precision
-    tests)  # the GPU tests: compiled bf16/fp16 steps train with no device sync
-        "$PY" -m pytest -q -x -m gpu tests/test_pretrain_gpu.py 2>&1 | tee "$OUT/tests.log" | tail -5
-        ;;
-    budget)
-        # exit status 1 says a job would not fit its runtime: the table says which, the call goes on
-        "$PY" -m xling.cluster.budget --rate-from "$OUT/paper_b96_run1.json" | tee "$OUT/budget.md" || true
-        ;;
-    *)
-        echo "unknown part $part (setup tests anchor paper b256 sepemb nodeferred remainder fp16 budget)" >&2
-        exit 2
-        ;;
-    esac
+  case $part in
+    paper1 | paper2 | paper3)  # three runs, each its own process (its own compile, warm-up and blocks)
+      bench "paper_b96_run${part#paper}" 96 330 ;;
+    anchor)  # the plain steps of the issue's table; then compiled with the table padded to 79,936 rows
+      timeout 420 "$PY" "$ANCHOR" --variants eager,compile --batches 96,256 --log "$OUT/anchor.jsonl" 2>&1 \
+        | tee "$OUT/anchor.log"
+      timeout 150 "$PY" "$ANCHOR" --variants compile --batches 96 --vocab 79936 --log "$OUT/anchor.jsonl" 2>&1 \
+        | tee -a "$OUT/anchor.log" ;;
+    b256) bench paper_b256 256 330 ;;
+    sepemb) bench paper_sep_emb_b96 96 330 --sep-emb ;;
+    tests) timeout 240 "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/test_pretrain_gpu.py 2>&1 \
+        | tee "$OUT/gpu_tests.log" ;;
+    fp16) bench paper_b96_fp16 96 200 --precision fp16 --blocks 5 ;;
+    nodeferred) bench paper_b96_no_deferred 96 150 --no-deferred --blocks 5 ;;
+    remainder) bench paper_b96_remainder 96 200 --remainder-batch --blocks 5 ;;
+    *) echo "unknown part $part" >&2; exit 2 ;;
+  esac
 done
