@@ -75,14 +75,16 @@ def bert_config(encoder, dictionary):
 
 def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
     """``encoder``'s weights under ``BertForMaskedLM``'s names (the tied decoder weight and bias
-    are the word embeddings and ``cls.predictions.bias``)."""
+    are the word embeddings and ``cls.predictions.bias``): the dictionary's rows only, without the
+    rows that pad the tables to a multiple of ``--vocab-multiple``."""
+    vocab = encoder.vocab_size
     sd = {
-        "bert.embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight,
+        "bert.embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight[:vocab],
         "bert.embeddings.position_embeddings.weight": encoder.embed_positions[0].weight,
         "bert.embeddings.token_type_embeddings.weight": torch.zeros(1, encoder.dim),
         "bert.embeddings.LayerNorm.weight": encoder.emb_layer_norm[0].weight,
         "bert.embeddings.LayerNorm.bias": encoder.emb_layer_norm[0].bias,
-        "cls.predictions.bias": encoder.lm_bias,
+        "cls.predictions.bias": encoder.lm_bias[:vocab],
         "cls.predictions.transform.dense.weight": encoder.lm_dense.weight,
         "cls.predictions.transform.dense.bias": encoder.lm_dense.bias,
         "cls.predictions.transform.LayerNorm.weight": encoder.lm_layer_norm.weight,

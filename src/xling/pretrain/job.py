@@ -66,11 +66,16 @@ class Recipe:
     sentence_window: int | None = None
     # {"by": "batch" | "updates", "sample_break_mode": the reference's}: xling.pretrain.tokens
     match_tokens: Mapping[str, Any] | None = None
+    # speed alone (issue 27: the same loss and gradients either way)
+    vocab_multiple: int = 64
+    compile: bool | str = "auto"
 
 
-# Fields added after models had been trained with this pipeline, at the value that reproduces
-# what those models did: a job's tracked params leave them out at that value.
-OPTIONS = {"tensorboard": False, "sentence_window": None, "match_tokens": None}
+# Fields added after models had been trained with this pipeline, at the value a job's tracked
+# params leave them out: the value that reproduces what those models did, or for the options of
+# speed alone (the same model either way), their default.
+OPTIONS = {"tensorboard": False, "sentence_window": None, "match_tokens": None, "vocab_multiple": 64,
+           "compile": "auto"}
 
 
 @dataclass(frozen=True)
