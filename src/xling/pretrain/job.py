@@ -66,7 +66,7 @@ class Recipe:
     sentence_window: int | None = None
     # {"by": "batch" | "updates", "sample_break_mode": the reference's}: xling.pretrain.tokens
     match_tokens: Mapping[str, Any] | None = None
-    # speed alone (issue 27: the same loss and gradients either way)
+    # speed alone (the same loss and gradients either way)
     vocab_multiple: int = 64
     compile: bool | str = "auto"
 
