@@ -1,65 +1,115 @@
-"""Benchmark: tokens/s of a fairseq training step with our plugin (task + model + fairseq's
-Trainer, as fairseq-train runs it) against a plain PyTorch MLM loop on a model of the same
-size, on the same batches and device, timed in alternating blocks in one process.
+"""Benchmark: tokens/s of the pretraining step the pipeline runs (fairseq's Trainer.train_step with
+our plugin, built from the same fairseq-train command a GPU job gets) against the best plain
+PyTorch MLM step of the same model we can write, on the same batches, device and precision, timed
+in alternating blocks in one process.
 
-    python bench/bench_pretrain.py                       # CPU, tiny model
-    python bench/bench_pretrain.py --device cuda --dim 768 --layers 8 --heads 12 --ffn 3072 \
-        --tokens-per-sample 256 --batch 96              # paper size on a GPU, prints MFU
+    python bench/bench_pretrain.py                          # CPU, tiny model, fp32, eager
+    python bench/bench_pretrain.py --device cuda --dim 768 --layers 8 --heads 12 --ffn 3072 \\
+        --tokens-per-sample 256 --batch 96 --vocab-per-language 40000 --json bench.json   # paper size
 
-Prints one line per engine and the ratio fairseq/plain (target >= 1.0). The plain loop is
-what one writes without fairseq: nn.TransformerEncoder of the same layers, the LM head and tied
-softmax on the masked positions only (as our model computes them), cross-entropy, torch Adam
-(autocast fp16 on GPU). ``--json`` also records the achieved model FLOP/s of the fairseq step,
-which ``python -m xling.cluster.budget --rate-from`` (or planning.pretrain_benchmark) plans with."""
+The reference ("plain"): post-LN layers with one packed q/k/v projection into
+``scaled_dot_product_attention``, embedding and softmax tables padded like ours, the masked
+positions as an index built before the step, the loss inside the (compiled) function, fused
+AdamW, gradient clipping as configured, autocast in ``--precision`` (fp16 with a GradScaler), and
+``torch.compile`` as ``--compile`` says, like ``../shared/tools/gpu-anchors/pretrain_anchor.py``
+(which leaves out the feed-forward activation's dropout that our model has: the same maths here).
+Sep Emb (``--sep-emb``): the reference has a token and position table per language and the
+language's vocabulary mask, as ours.
+
+Protocol: each engine's first step (torch.compile included) is timed apart; then blocks of
+``--steps`` steps alternate between the engines until each engine's last three blocks lie within
+``--settle`` of their median (at most ``--max-warmup-blocks``); then ``--blocks`` (>= 5) timed
+blocks per engine, alternating which runs first, the device synchronised around each block.
+Prints min / median / max tokens/s per engine and the ratio of the medians fairseq / plain.
+
+``--json`` writes the result; its ``achieved_flops_per_s`` (model FLOPs of the fairseq step,
+xling.pretrain.schedule) is what ``python -m xling.cluster.budget --rate-from`` plans with."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.compiling import compile_wanted
+from xling.pretrain.encoder import padded_rows
 from xling.pretrain.schedule import train_flops_per_token
 
 # The tiny corpora and the in-process fairseq trainer are test support (tests/support/), not
 # part of the package: put the repository's tests/ on sys.path to import them as the tests do.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.inprocess import build_trainer
-from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+from support.inprocess import build_trainer  # noqa: E402
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data  # noqa: E402
 
 # dense fp16/bf16 tensor-core peaks (TFLOP/s) for the MFU line
 PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "V100": 125.0}
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": None}
+ENGINES = ("fairseq", "plain")
+
+
+class PlainBlock(nn.Module):
+    """A post-LN BERT layer: packed q/k/v, SDPA, GELU feed-forward, dropout where our layer (torch's
+    TransformerEncoderLayer) has it: attention weights, both residual branches and the feed-forward
+    activation (which the gpu-anchors' reference leaves out)."""
+
+    def __init__(self, dim, heads, ffn, dropout, attention_dropout):
+        super().__init__()
+        self.heads, self.p, self.pa = heads, dropout, attention_dropout
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.fc1, self.fc2 = nn.Linear(dim, ffn), nn.Linear(ffn, dim)
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, dropout_p=self.pa if self.training else 0.0)
+        x = self.ln1(x + F.dropout(self.proj(a.transpose(1, 2).reshape(b, t, d)), self.p, self.training))
+        h = F.dropout(F.gelu(self.fc1(x)), self.p, self.training)
+        return self.ln2(x + F.dropout(self.fc2(h), self.p, self.training))
 
 
 class PlainMLM(nn.Module):
-    """BERT-style MLM written directly in PyTorch, with the sizes of our fairseq model."""
+    """The MLM with its loss: ``forward(tokens, index, target, lang)`` is the summed cross-entropy
+    of the positions ``index`` (flat) predicting ``target`` (``pad``: a slot predicting nothing)."""
 
-    def __init__(self, vocab, dim, heads, ffn, layers, max_pos, dropout, pad):
+    def __init__(self, rows, masks, dim, heads, ffn, layers, max_pos, dropout, attention_dropout, pad):
         super().__init__()
-        self.tok = nn.Embedding(vocab, dim, padding_idx=pad)
-        self.pos = nn.Embedding(max_pos, dim)
-        self.ln = nn.LayerNorm(dim)
-        self.drop = nn.Dropout(dropout)
-        layer = nn.TransformerEncoderLayer(dim, heads, ffn, dropout, activation="gelu", batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-        self.dense = nn.Linear(dim, dim)
-        self.lm_ln = nn.LayerNorm(dim)
-        self.bias = nn.Parameter(torch.zeros(vocab))
-        self.pad = pad
+        n = masks.shape[0]  # one table per language (Sep Emb) or one for all
+        self.tok = nn.ModuleList(nn.Embedding(rows, dim, padding_idx=pad) for _ in range(n))
+        self.pos = nn.ModuleList(nn.Embedding(max_pos, dim) for _ in range(n))
+        self.ln = nn.ModuleList(nn.LayerNorm(dim) for _ in range(n))
+        self.blocks = nn.ModuleList(PlainBlock(dim, heads, ffn, dropout, attention_dropout) for _ in range(layers))
+        self.dense, self.lm_ln = nn.Linear(dim, dim), nn.LayerNorm(dim)
+        self.bias = nn.Parameter(torch.zeros(rows))
+        # -inf on the columns a language never predicts (padding rows, other languages' tokens)
+        self.register_buffer("column_bias", torch.zeros(masks.shape).masked_fill(~masks, float("-inf")))
+        self.p, self.pad = dropout, pad
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                m.weight.data.normal_(0, 0.02)
+                if isinstance(m, nn.Linear):
+                    m.bias.data.zero_()
 
-    def forward(self, tokens, masked):
-        pad_mask = tokens.eq(self.pad)
-        x = self.tok(tokens) + self.pos(torch.arange(tokens.size(1), device=tokens.device))[None]
-        x = self.encoder(self.drop(self.ln(x)), src_key_padding_mask=pad_mask if pad_mask.any() else None)
-        x = self.lm_ln(F.gelu(self.dense(x[masked])))  # the head only where a token is predicted
-        return F.linear(x, self.tok.weight) + self.bias
+    def forward(self, tokens, index, target, lang: int):
+        e = lang if len(self.tok) > 1 else 0
+        x = self.tok[e](tokens) + self.pos[e].weight[: tokens.shape[1]][None]
+        x = F.dropout(self.ln[e](x), self.p, self.training)
+        for block in self.blocks:
+            x = block(x)
+        x = self.lm_ln(F.gelu(self.dense(x.flatten(0, 1).index_select(0, index))))
+        logits = F.linear(x, self.tok[e].weight, self.bias + self.column_bias[e])
+        return F.cross_entropy(logits.float(), target, reduction="sum", ignore_index=self.pad)
 
 
 def main(argv=None):
@@ -72,123 +122,261 @@ def main(argv=None):
     ap.add_argument("--tokens-per-sample", type=int, default=TINY_MODEL["tokens_per_sample"])
     ap.add_argument("--batch", type=int, default=TINY_PRETRAIN["batch_size_per_gpu"])
     ap.add_argument("--vocab-per-language", type=int, default=2000)
+    ap.add_argument("--vocab-multiple", type=int, default=64, help="pretrain.vocab_multiple (both engines)")
     ap.add_argument("--sep-emb", action="store_true", help="benchmark the Sep Emb model")
-    ap.add_argument("--steps", type=int, default=10, help="steps per timed block")
-    ap.add_argument("--rounds", type=int, default=4, help="alternating blocks per engine")
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--precision", choices=list(DTYPES), default=None,
+                    help="pretrain.precision (default: bf16 on cuda, fp32 on cpu)")
+    ap.add_argument("--compile", choices=["auto", "true", "false"], default="auto",
+                    help="pretrain.compile, for both engines (auto: on with cuda)")
+    ap.add_argument("--clip-norm", type=float, default=5.0, help="pretrain.clip_norm (the paper config's)")
+    ap.add_argument("--no-deferred", action="store_true",
+                    help="fairseq reads the loss and gradient norm back every step (to measure what that costs)")
+    ap.add_argument("--remainder-batch", action="store_true",
+                    help="one batch a stream short before the warm-up blocks, as a language's last batch of an "
+                         "epoch (torch.compile then recompiles for a dynamic batch size, which later steps use)")
+    ap.add_argument("--steps", type=int, default=10, help="steps per block")
+    ap.add_argument("--blocks", type=int, default=5, help="timed blocks per engine (at least 5)")
+    ap.add_argument("--max-warmup-blocks", type=int, default=20, help="per engine")
+    ap.add_argument("--settle", type=float, default=0.05,
+                    help="warm-up ends when each engine's last 3 blocks lie within this fraction of their median")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument("--peak-tflops", type=float, default=None, help="GPU peak for MFU (default: by name)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="keep the toy corpus here and reuse it when it was written for the same sizes")
     args = ap.parse_args(argv)
+    if args.blocks < 5:
+        ap.error("--blocks must be at least 5")
+    args.precision = args.precision or ("bf16" if args.device == "cuda" else "fp32")
     torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda but no GPU is visible")
-
     with tempfile.TemporaryDirectory(prefix="bench_pretrain_") as tmp:
         return run(args, Path(tmp))
 
 
+def fairseq_engine(args, tmp: Path, data: Path):
+    """The trainer of the GPU job's fairseq-train command (on a CPU too: it runs there)."""
+    model = dict(TINY_MODEL, layers=args.layers, dim=args.dim, heads=args.heads, ffn_dim=args.ffn,
+                 tokens_per_sample=args.tokens_per_sample)
+    compile_setting = {"auto": "auto", "true": True, "false": False}[args.compile]
+    pre = dict(TINY_PRETRAIN, batch_size_per_gpu=args.batch, warmup_updates=1000, precision=args.precision,
+               compile=compile_setting, vocab_multiple=args.vocab_multiple, clip_norm=args.clip_norm,
+               streams_per_epoch_per_gpu=args.batch * 1000, save_interval_updates=None)
+    setting = {"separate": {"embeddings": args.sep_emb, "layers": 0}}
+    cmd = fairseq_train_command(data, tmp / "ck", setting, model, pre, ["en", "fr"], n_gpus=1, cpu=False, seed=1)
+    if args.no_deferred:
+        cmd = [c for c in cmd if c not in ("--deferred-grad-norm", "--deferred-loss-log")]
+    torch.manual_seed(0)
+    return model, pre, build_trainer(cmd)
+
+
+def full_batches(trainer, n: int) -> list[dict]:
+    """``n`` batches of the most common shape without padding (a language's last stream is
+    shorter), so that both engines see the same shapes and the plain step needs no padding mask;
+    pinned as fairseq's data loader pins them."""
+    itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
+    pool = [b for b in (next(itr) for _ in range(min(len(itr), 4 * n))) if not b["net_input"]["padded"]]
+    shape = Counter(tuple(b["net_input"]["src_tokens"].shape) for b in pool).most_common(1)[0][0]
+    chosen = [b for b in pool if tuple(b["net_input"]["src_tokens"].shape) == shape][:n]
+
+    def pin(x):
+        if isinstance(x, dict):
+            return {k: pin(v) for k, v in x.items()}
+        return x.pin_memory() if torch.is_tensor(x) and torch.cuda.is_available() else x
+
+    return [pin(b) for b in chosen]
+
+
+def plain_engine(args, task, pre, batches, dev, compile_on):
+    d = task.source_dictionary
+    vocab, rows = len(d), padded_rows(len(d), args.vocab_multiple)
+    if args.sep_emb:
+        masks = torch.zeros(2, rows, dtype=torch.bool)
+        masks[:, :vocab] = torch.from_numpy(np.stack(task.language_vocabs))
+    else:
+        masks = (torch.arange(rows) < vocab)[None]
+    model = PlainMLM(rows, masks, args.dim, args.heads, args.ffn, args.layers, args.tokens_per_sample,
+                     TINY_MODEL["dropout"], TINY_MODEL["attention_dropout"], d.pad()).to(dev).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=pre["lr"], betas=tuple(pre["adam_betas"]), eps=pre["adam_eps"],
+                            weight_decay=pre["weight_decay"], fused=True)
+    dtype = DTYPES[args.precision]
+    scaler = torch.amp.GradScaler(dev.type) if args.precision == "fp16" else None
+    fn = torch.compile(model) if compile_on else model
+    params = [p for p in model.parameters()]
+
+    def prepare(b):
+        """A batch's tensors on the device, before the step (the language only selects tables
+        with Sep Emb: elsewhere a second value would recompile)."""
+        return (b["net_input"]["src_tokens"].to(dev), b["masked_index"].to(dev), b["masked_target"].to(dev),
+                b["n_predicted"], b["net_input"]["src_lang"] if args.sep_emb else 0)
+
+    def step(prepared):
+        tokens, index, target, n, lang = prepared
+        with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
+            loss = fn(tokens, index, target, lang) / max(n, 1)
+        (scaler.scale(loss) if scaler else loss).backward()
+        if args.clip_norm > 0:
+            if scaler:
+                scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(params, args.clip_norm, foreach=True)
+        if scaler:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return model, prepare, step
+
+
+def remainder_batch(batch: dict, pad: int, mask_prob: float) -> dict:
+    """``batch`` less its last stream, its host fields recomputed: the shape of a language's last
+    batch in an epoch, after which torch.compile's graphs take the batch size as dynamic."""
+    from xling.pretrain.batches import add_host_fields
+
+    net = batch["net_input"]
+    smaller = {**batch, "target": batch["target"][:-1].clone(), "nsentences": batch["nsentences"] - 1,
+               "net_input": {**net, "src_tokens": net["src_tokens"][:-1].clone(),
+                             "src_lengths": net["src_lengths"][:-1].clone(),
+                             "src_lang_id": net["src_lang_id"][:-1].clone()}}
+    if "lang_id" in batch:
+        smaller["lang_id"] = batch["lang_id"][:-1].clone()
+    return add_host_fields(smaller, pad, mask_prob)
+
+
+def toy_corpus(args, n_pool: int, tmp: Path) -> Path:
+    """The binarised toy corpus: enough ~12-token sentences per language for ``n_pool`` batches
+    of each language in streams; kept in ``--data`` and reused for the same sizes."""
+    n_sent = max(400, 3 * n_pool * args.batch * args.tokens_per_sample // 12)
+    sizes = {"n_train": n_sent, "vocab_per_language": args.vocab_per_language, "seed": 0}
+    out = args.data or tmp / "bin"
+    marker = out / "bench_corpus.json"
+    if marker.exists() and json.loads(marker.read_text()) == sizes:
+        return out
+    write_toy_data(out, ["en", "fr"], n_valid=4, **sizes)
+    marker.write_text(json.dumps(sizes) + "\n")
+    return out
+
+
+def summary(rates: list[float]) -> dict:
+    return {"min": min(rates), "median": statistics.median(rates), "max": max(rates)}
+
+
 def run(args, tmp: Path) -> dict:
     cuda = args.device == "cuda"
-    n_sent = max(200, args.batch * (args.steps * (args.rounds + 1) + args.warmup) * args.tokens_per_sample // 12)
-    data = write_toy_data(tmp / "bin", ["en", "fr"], n_train=n_sent, n_valid=4,
-                          vocab_per_language=args.vocab_per_language, seed=0)
-    model_cfg = dict(TINY_MODEL, layers=args.layers, dim=args.dim, heads=args.heads, ffn_dim=args.ffn,
-                     tokens_per_sample=args.tokens_per_sample)
-    n_batches = args.warmup + args.steps * args.rounds
-    # an epoch long enough for every timed batch, checkpointed once per epoch (never reached)
-    pre = dict(TINY_PRETRAIN, batch_size_per_gpu=args.batch, warmup_updates=1000, precision="fp16",
-               streams_per_epoch_per_gpu=args.batch * n_batches, save_interval_updates=None)
-    setting = {"separate": {"embeddings": args.sep_emb, "layers": 0}}
-    cmd = fairseq_train_command(data, tmp / "ck", setting, model_cfg, pre, ["en", "fr"],
-                                n_gpus=1 if cuda else 0, cpu=not cuda, seed=1)
-    cfg, task, trainer = build_trainer(cmd)
-    itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
-    batches = [next(itr) for _ in range(n_batches)]
-    # only full batches, so both engines see identical shapes
-    batches = [b for b in batches if b["net_input"]["src_tokens"].shape == batches[0]["net_input"]["src_tokens"].shape]
-
-    dev = torch.device("cuda" if cuda else "cpu")
+    dev = torch.device(args.device)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    n_pool = max(4, min(args.steps, 16))
+    data = toy_corpus(args, n_pool, tmp)
+    model_cfg, pre, (cfg, task, trainer) = fairseq_engine(args, tmp, data)
+    compile_on = compile_wanted({"true": "on", "false": "off"}.get(args.compile, "auto"), args.device)
+    batches = full_batches(trainer, n_pool)
+    plain, plain_prepare, plain_run = plain_engine(args, task, pre, batches, dev, compile_on)
+    plain_batches = [plain_prepare(b) for b in batches]
     pad = task.source_dictionary.pad()
-    fs_model = trainer.model
-    plain = PlainMLM(len(task.source_dictionary), args.dim, args.heads, args.ffn, args.layers,
-                     args.tokens_per_sample, model_cfg["dropout"], pad).to(dev)
-    n_fs = sum(p.numel() for p in fs_model.parameters())
-    n_plain = sum(p.numel() for p in plain.parameters())
-    opt = torch.optim.Adam(plain.parameters(), lr=pre["lr"], betas=tuple(pre["adam_betas"]))
-    scaler = torch.amp.GradScaler("cuda", enabled=cuda)
-    plain_batches = [(b["net_input"]["src_tokens"].to(dev), b["target"].to(dev)) for b in batches]
-    plain_batches = [(tokens, target, target.ne(pad)) for tokens, target in plain_batches]
+    tokens_of = [int(b["net_input"]["src_tokens"].ne(pad).sum()) for b in batches]
+    predicted = sum(b["n_predicted"] for b in batches) / sum(tokens_of)
 
     def fairseq_step(i):
         trainer.train_step([batches[i % len(batches)]])
 
     def plain_step(i):
-        tokens, target, masked = plain_batches[i % len(plain_batches)]
-        with torch.autocast("cuda", dtype=torch.float16, enabled=cuda):
-            logits = plain(tokens, masked)
-            loss = F.cross_entropy(logits.float(), target[masked], reduction="sum")
-        opt.zero_grad(set_to_none=True)
-        scaler.scale(loss / masked.sum()).backward()
-        scaler.step(opt)
-        scaler.update()
+        plain_run(plain_batches[i % len(plain_batches)])
 
-    def sync():
-        if cuda:
-            torch.cuda.synchronize()
+    steps = {"fairseq": fairseq_step, "plain": plain_step}
 
-    tokens_per_batch = [int(b["net_input"]["src_tokens"].ne(pad).sum()) for b in batches]
-    predicted_per_batch = [int(b["target"].ne(pad).sum()) for b in batches]
-    for i in range(args.warmup):
-        fairseq_step(i)
-        plain_step(i)
-    times = {"fairseq": 0.0, "plain": 0.0}
-    tokens = {"fairseq": 0, "plain": 0}
-    predicted = 0
-    step = args.warmup
-    for r in range(args.rounds):
-        order = [("fairseq", fairseq_step), ("plain", plain_step)]
-        if r % 2:
-            order.reverse()  # neither engine always runs first
-        for name, fn in order:
-            sync()
-            t0 = time.perf_counter()
-            for j in range(args.steps):
-                fn(step + j)
-            sync()
-            times[name] += time.perf_counter() - t0
-            tokens[name] += sum(tokens_per_batch[(step + j) % len(batches)] for j in range(args.steps))
-            if name == "fairseq":
-                predicted += sum(predicted_per_batch[(step + j) % len(batches)] for j in range(args.steps))
-        step += args.steps
+    def block(name, start) -> float:
+        """tokens/s of ``--steps`` steps from batch ``start``."""
+        sync()
+        t0 = time.perf_counter()
+        for j in range(args.steps):
+            steps[name](start + j)
+        sync()
+        return sum(tokens_of[(start + j) % len(batches)] for j in range(args.steps)) / (time.perf_counter() - t0)
 
-    tps = {k: tokens[k] / times[k] for k in times}
+    t_warm = time.perf_counter()
+    first = {}
+    for name in ENGINES:  # every batch once: each language's graphs compile here
+        sync()
+        t0 = time.perf_counter()
+        for i in range(len(batches)):
+            steps[name](i)
+        sync()
+        first[name] = time.perf_counter() - t0
+    if args.remainder_batch:
+        small = remainder_batch(batches[0], pad, cfg.task.mask_prob)
+        trainer.train_step([small])
+        plain_run(plain_prepare(small))
+    warm = {name: [] for name in ENGINES}
+    settled = False
+    start = 0
+    while not settled and len(warm["fairseq"]) < args.max_warmup_blocks:
+        for name in ENGINES:
+            warm[name].append(block(name, start))
+        start += args.steps
+        settled = all(len(r) >= 3 and (max(r[-3:]) - min(r[-3:])) <= args.settle * statistics.median(r[-3:])
+                      for r in warm.values())
+    warmup_s = time.perf_counter() - t_warm
+    rates = {name: [] for name in ENGINES}
+    for r in range(args.blocks):
+        for name in (ENGINES if r % 2 == 0 else ENGINES[::-1]):  # neither engine always runs first
+            rates[name].append(block(name, start))
+        start += args.steps
+    stats = {name: summary(rates[name]) for name in ENGINES}
+    tps = {name: stats[name]["median"] for name in ENGINES}
+    round_ratios = [f / p for f, p in zip(rates["fairseq"], rates["plain"])]
+    per_token = train_flops_per_token(args.layers, args.dim, args.ffn, args.tokens_per_sample,
+                                      len(task.source_dictionary), predicted)
     result = {
         "device": torch.cuda.get_device_name(0) if cuda else f"cpu ({args.threads} thread(s))",
-        "model": model_cfg, "batch": args.batch, "sep_emb": args.sep_emb,
-        "params_fairseq": n_fs, "params_plain": n_plain,
-        "tokens_per_s": tps, "ratio_fairseq_over_plain": tps["fairseq"] / tps["plain"],
+        "torch": torch.__version__,
+        "model": model_cfg, "batch": args.batch, "sep_emb": args.sep_emb, "precision": args.precision,
+        "compile": compile_on, "deferred_logs": not args.no_deferred, "clip_norm": args.clip_norm,
+        "remainder_batch": args.remainder_batch,
+        "vocab": len(task.source_dictionary), "vocab_rows": trainer.model.encoder.vocab_rows,
+        "params_fairseq": sum(p.numel() for p in trainer.model.parameters()),
+        "params_plain": sum(p.numel() for p in plain.parameters()),
+        "tokens_per_s": tps, "blocks_tokens_per_s": rates, "stats": stats,
+        "ratio_fairseq_over_plain": tps["fairseq"] / tps["plain"],
+        "round_ratios": round_ratios, "round_ratio_median": statistics.median(round_ratios),
+        "warmup": {"first_steps_s": first, "first_steps": len(batches), "blocks": len(warm["fairseq"]),
+                   "settled": settled, "seconds": warmup_s},
+        "steps_per_block": args.steps, "predicted_fraction": predicted,
+        "flops_per_token": per_token, "achieved_flops_per_s": per_token * tps["fairseq"],
     }
-    print(f"params: fairseq {n_fs:,}  plain {n_plain:,}")
-    for k in ("fairseq", "plain"):
-        print(f"{k:8s} {tps[k]:12.1f} tokens/s  ({tokens[k]} tokens in {times[k]:.2f} s)")
-    print(f"ratio fairseq/plain = {result['ratio_fairseq_over_plain']:.3f}")
-    # model FLOPs of the fairseq steps (xling.pretrain.schedule), at the masked fraction they had
-    per_token = train_flops_per_token(args.layers, args.dim, args.ffn, args.tokens_per_sample,
-                                      len(task.source_dictionary), predicted / tokens["fairseq"])
-    achieved = per_token * tokens["fairseq"] / times["fairseq"]
-    result.update(flops_per_token=per_token, achieved_flops_per_s=achieved)
-    print(f"fairseq step: {achieved / 1e12:.3f} TFLOP/s of model FLOPs ({per_token / 1e6:.2f} MFLOP per token)")
+    print(f"{result['device']}, torch {torch.__version__}, {args.precision}, compile {'on' if compile_on else 'off'}, "
+          f"batch {args.batch} x {args.tokens_per_sample}, vocab {result['vocab']} ({result['vocab_rows']} rows)"
+          f"{', Sep Emb' if args.sep_emb else ''}")
+    print(f"params: fairseq {result['params_fairseq']:,}  plain {result['params_plain']:,}")
+    print("first pass over the {} batches (compile included): ".format(len(batches))
+          + ", ".join(f"{k} {v:.1f} s" for k, v in first.items())
+          + f"; warm-up {len(warm['fairseq'])} blocks per engine, {'settled' if settled else 'NOT settled'}, "
+          f"{warmup_s:.0f} s")
+    print(f"{'tokens/s':8s} {'min':>12s} {'median':>12s} {'max':>12s}   ({args.blocks} blocks of {args.steps} steps)")
+    for name in ENGINES:
+        s = stats[name]
+        print(f"{name:8s} {s['min']:12.1f} {s['median']:12.1f} {s['max']:12.1f}")
+    print(f"ratio fairseq/plain = {result['ratio_fairseq_over_plain']:.3f} (medians); per round: median "
+          f"{result['round_ratio_median']:.3f}, {min(round_ratios):.3f} - {max(round_ratios):.3f}")
+    print(f"fairseq step: {result['achieved_flops_per_s'] / 1e12:.3f} TFLOP/s of model FLOPs "
+          f"({per_token / 1e6:.2f} MFLOP per token)")
     if cuda:
         name = torch.cuda.get_device_name(0)
         peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
         if peak:
-            result["mfu"] = achieved / 1e12 / peak
-            print(f"MFU: {100 * result['mfu']:.1f}% of {peak:.0f} TFLOP/s peak")
+            result["mfu"] = result["achieved_flops_per_s"] / 1e12 / peak
+            result["mfu_plain"] = per_token * tps["plain"] / 1e12 / peak
+            print(f"MFU: fairseq {100 * result['mfu']:.1f}%, plain {100 * result['mfu_plain']:.1f}% "
+                  f"of {peak:.0f} TFLOP/s")
         else:
             print("unknown GPU peak: pass --peak-tflops for MFU")
+        result["peak_memory_gb"] = torch.cuda.max_memory_allocated() / 2**30
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        tmp_json = args.json.with_name(args.json.name + ".tmp")
+        tmp_json.write_text(json.dumps(result, indent=2) + "\n")
+        tmp_json.replace(args.json)
     return result
 
 

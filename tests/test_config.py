@@ -203,9 +203,9 @@ def test_pretrain_options_added_later_are_left_out_of_the_tracked_params_at_thei
 
     p = tracked({**cfg["pretrain"], "tensorboard": False})
     assert "tensorboard" not in p and "sentence_window" not in p and p["lr"] == cfg["pretrain"]["lr"]
-    # config order; the rule of random words does not apply to a model whose parameters are all shared
-    assert list(p) == [k for k in cfg["pretrain"] if k not in ("tensorboard", "sentence_window",
-                                                                "in_language_random_words")]
+    # options at their default; the rule of random words does not apply to a model whose parameters are all shared
+    at_default = ("tensorboard", "sentence_window", "vocab_multiple", "compile", "in_language_random_words")
+    assert list(p) == [k for k in cfg["pretrain"] if k not in at_default]  # config order
     on = tracked({**cfg["pretrain"], "tensorboard": True, "sentence_window": 20})
     assert on["tensorboard"] is True and on["sentence_window"] == 20
     assert tracked({**cfg["pretrain"], "not_a_pretraining_key": 1}) == tracked(cfg["pretrain"])
@@ -278,6 +278,34 @@ def test_a_pretraining_job_names_what_its_sections_lack():
     model = {k: v for k, v in cfg["model"].items() if k != "heads"}
     with pytest.raises(ConfigError, match="model: missing heads"):
         PretrainJob.build(["d"], ALL_SHARED, model, cfg["pretrain"], ["en"], 1)
+
+
+def test_speed_options_default_and_stay_out_of_job_params_at_their_default():
+    """pretrain.vocab_multiple and pretrain.compile (issue 27) change how fast a model trains, not
+    what it learns: filled in when absent, left out of a job's tracked params at their default (so
+    no finished model reruns), kept when set otherwise, and checked against their allowed values."""
+    cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
+    xcfg.validate(cfg)
+    assert cfg["pretrain"]["vocab_multiple"] == 64 and cfg["pretrain"]["compile"] == "auto"
+
+    def job(pretrain):
+        return PretrainJob.build(["d"], ALL_SHARED, cfg["model"], pretrain, ["en"], 1)
+
+    p = job(cfg["pretrain"]).tracked()["pretrain"]
+    assert "vocab_multiple" not in p and "compile" not in p and p["precision"] == cfg["pretrain"]["precision"]
+    changed = job({**cfg["pretrain"], "vocab_multiple": 1, "compile": False})
+    assert changed.tracked()["pretrain"]["vocab_multiple"] == 1 and changed.tracked()["pretrain"]["compile"] is False
+    assert changed.recipe.vocab_multiple == 1 and job(cfg["pretrain"]).recipe.compile == "auto"
+    for value in (True, False, "auto"):
+        xcfg.validate({**copy.deepcopy(PAPER), "pretrain": {**PAPER["pretrain"], "compile": value}})
+    assert "'pretrain.compile'" in broken(lambda c: c["pretrain"].update(compile="yes"))
+    assert "'pretrain.vocab_multiple'" in broken(lambda c: c["pretrain"].update(vocab_multiple=0))
+
+
+def test_a_precision_fairseq_cannot_run_is_refused_with_the_reason():
+    msg = broken(lambda c: c["pretrain"].update(precision="memory_efficient_fp16"))
+    assert "'pretrain.precision'" in msg and "'fp16', 'bf16', 'fp32'" in msg
+    assert "TPU path" in msg and "never used" in msg  # the schema's reason, in the message
 
 
 def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():

@@ -85,6 +85,12 @@ def test_export_writes_a_directory_transformers_loads(model, exported):
     hf = AutoModelForMaskedLM.from_pretrained(out)
     assert type(hf).__name__ == fmt
     assert hf.config.num_hidden_layers == 3 and hf.config.vocab_size == info["vocab_size"]
+    # the rows that pad our tables to a multiple of 64 are not exported as tokens
+    ours = load_encoder(Path(info["checkpoint"]), Path(info["dictionary"])).encoder
+    assert ours.vocab_rows % 64 == 0 and ours.vocab_rows > ours.vocab_size == info["vocab_size"]
+    bias = hf.cls.predictions.bias if fmt == "BertForMaskedLM" else hf.pred_layer.proj.bias
+    assert hf.get_input_embeddings().weight.shape[0] == info["vocab_size"] == bias.numel()
+    assert len(AutoTokenizer.from_pretrained(out)) == info["vocab_size"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -111,6 +117,25 @@ def test_hidden_states_and_logits_equal_ours(model, exported, lang):
     for layer, (a, b) in enumerate(zip(theirs.hidden_states, states)):
         torch.testing.assert_close(a[mask], b[mask], rtol=1e-5, atol=1e-5, msg=lambda m: f"layer {layer}: {m}")
     torch.testing.assert_close(theirs.logits[mask], logits[mask], rtol=1e-5, atol=1e-4)
+
+
+def test_a_checkpoint_of_older_code_exports_alike(tmp_path):
+    """A checkpoint written before --vocab-multiple (one table row per entry) exports to the same
+    BERT: its logits are ours."""
+    rng = random.Random(3)
+    ckpt, bpe, dict_txt = write_tiny_checkpoint(tmp_path / "old", {lang: sentences(rng, lang, 60) for lang in LANGS},
+                                                merges=10, layers=2, separate_layers=0, vocab_multiple=None)
+    perturb(ckpt)
+    out = tmp_path / "hf"
+    record = export_model(ckpt, dict_txt, bpe, out, tokenize=TOKENIZE)
+    ours = load_encoder(ckpt, dict_txt)
+    assert ours.encoder.vocab_rows == ours.encoder.vocab_size == record["vocab_size"]
+    hf = AutoModelForMaskedLM.from_pretrained(out).eval()
+    ids = torch.tensor([[0, 5, 6, 7, 2]])
+    with torch.no_grad():
+        theirs = hf(input_ids=ids).logits
+        logits = ours.encoder.output_layer(ours.encode(ids, "en")[-1], ours.lang_id("en"))
+    torch.testing.assert_close(theirs, logits, rtol=1e-5, atol=1e-4)
 
 
 def test_tokenizer_ids_are_those_of_the_pretraining_text(model, exported):

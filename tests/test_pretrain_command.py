@@ -8,7 +8,7 @@ import pytest
 from support.inprocess import parse_command
 from xling import config as xcfg
 from xling.errors import ConfigError
-from xling.pretrain.command import cpu_process_commands, fairseq_train_command
+from xling.pretrain.command import ResumeLayout, cpu_process_commands, fairseq_train_command
 from xling.pretrain.fairseq_plugin import USER_DIR
 from xling.pretrain.schedule import schedule
 
@@ -60,7 +60,10 @@ def test_paper_hyperparameters():
     assert float(o["--leave-unmasked-prob"]) == 0.1 and float(o["--random-token-prob"]) == 0.1
     assert float(o["--multilang-sampling-alpha"]) == 0.7
     assert o["--seed"] == "1" and o["--save-dir"] == "R/pretrain/x/en-fr"
-    assert o["--fp16"] is True and "--cpu" not in o
+    # the config's fp16: autocast in the plugin with loss scaling, fp32 weights, no waiting for the GPU
+    assert o["--autocast"] == "fp16" and o["--loss-scaling"] is True and "--cpu" not in o
+    assert o["--deferred-grad-norm"] is True and o["--deferred-loss-log"] is True
+    assert o["--vocab-multiple"] == "64" and o["--compile-encoder"] == "auto"
     assert o["--distributed-world-size"] == "8"
     # English dev loss is the first validation subset: it selects checkpoint_best.pt
     assert o["--valid-subset"] == "valid_en,valid_fr" and o["--best-checkpoint-metric"] == "loss"
@@ -82,8 +85,57 @@ def test_tensorboard_logs_go_beside_the_model_when_asked():
 
 def test_cpu_runs_fp32_and_seed_override():
     o = opts(paper_command(cpu=True, n_gpus=0, seed=2))
-    assert o["--cpu"] is True and "--fp16" not in o and "--bf16" not in o
+    assert o["--cpu"] is True and "--fp16" not in o and "--bf16" not in o and "--autocast" not in o
+    assert "--deferred-grad-norm" not in o  # nothing to wait for on a CPU
     assert o["--seed"] == "2" and "--distributed-world-size" not in o
+
+
+# fairseq 0.12's options that cannot run with this plugin on a GPU: --bf16 takes its TPU path,
+# --memory-efficient-* refuse our optimizer, --amp's scaler syncs (and is not how we scale)
+NEVER = ("--bf16", "--memory-efficient-fp16", "--memory-efficient-bf16", "--amp", "--fp16")
+
+
+@pytest.mark.parametrize("precision,options", [("bf16", ["--autocast", "bf16"]),
+                                               ("fp16", ["--autocast", "fp16", "--loss-scaling"]),
+                                               ("fp32", [])])
+def test_gpu_precisions_autocast_in_the_plugin(precision, options):
+    pre = dict(CONFIG["pretrain"], precision=precision)
+    cmd = fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en", "fr"],
+                                n_gpus=8, cpu=False, seed=1)
+    assert not set(NEVER) & set(cmd)
+    autocast = cmd[cmd.index("--autocast"):cmd.index("--autocast") + 2] if "--autocast" in cmd else []
+    assert autocast + (["--loss-scaling"] if "--loss-scaling" in cmd else []) == options
+    cfg = parse_command(cmd)  # fairseq reads every option
+    assert cfg.task.autocast == (options[1] if options else "none") and not cfg.common.fp16 and not cfg.common.bf16
+    assert cfg.optimizer.loss_scaling == (precision == "fp16") and cfg.optimizer.deferred_grad_norm
+    assert cfg.optimizer.loss_scale_init == cfg.common.fp16_init_scale
+
+
+def test_new_options_default_when_a_jobs_params_leave_them_out():
+    """A job's params omit options added later while at their default: the command fills them
+    in from the schema (64 rows, compile on GPUs), not from how older runs were started."""
+    pre = {k: v for k, v in CONFIG["pretrain"].items() if k not in ("vocab_multiple", "compile")}
+    o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en"],
+                                   n_gpus=1, cpu=False, seed=1))
+    assert o["--vocab-multiple"] == "64" and o["--compile-encoder"] == "auto"
+    for setting, flag in ((True, "on"), (False, "off"), ("auto", "auto")):
+        o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"],
+                                       dict(pre, compile=setting, vocab_multiple=8), ["en"], 1, False, 1))
+        assert o["--compile-encoder"] == flag and o["--vocab-multiple"] == "8"
+    with pytest.raises(ConfigError, match="pretrain.compile"):
+        fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], dict(pre, compile="yes"),
+                              ["en"], 1, False, 1)
+
+
+def test_a_resumed_run_keeps_the_layout_it_was_started_with():
+    legacy = ResumeLayout(vocab_multiple=1, fairseq_fp16=True)
+    o = opts(paper_command(resume=legacy))
+    assert o["--fp16"] is True and "--autocast" not in o and "--deferred-grad-norm" not in o
+    assert o["--vocab-multiple"] == "1"
+    o = opts(paper_command(resume=ResumeLayout(vocab_multiple=64, fairseq_fp16=False)))
+    assert "--fp16" not in o and o["--autocast"] == "fp16" and o["--vocab-multiple"] == "64"
+    o = opts(paper_command(cpu=True, n_gpus=0, resume=legacy))  # an fp32 CPU run of older code
+    assert "--fp16" not in o and o["--vocab-multiple"] == "1"
 
 
 @pytest.mark.parametrize("name", list(CONFIG["settings"]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -100,3 +101,59 @@ def test_a_checkpoint_with_language_embeddings_encodes_each_language_with_its_ro
     x = enc.embed_tokens[0](tokens) + enc.embed_positions[0].weight[:5] + enc.embed_languages.weight[1]
     torch.testing.assert_close(states["fr"][0], enc.emb_layer_norm[0](x))
     assert not torch.allclose(states["en"][-1], states["fr"][-1])
+
+
+def pad_checkpoint(old: Path, new: Path, multiple: int) -> None:
+    """``old`` (written before --vocab-multiple) as the same model with its tables padded by zero
+    rows to a multiple of ``multiple``, as a new run would have saved it."""
+    from xling.pretrain.encoder import padded_rows
+
+    state = torch.load(old, weights_only=False)
+    rows = padded_rows(state["model"]["encoder.lm_bias"].numel(), multiple)
+    for key, value in list(state["model"].items()):
+        if key.startswith("encoder.embed_tokens.") or key == "encoder.lm_bias":
+            state["model"][key] = torch.cat([value, value.new_zeros(rows - value.shape[0], *value.shape[1:])])
+        if key == "encoder.vocab_mask":  # the padding rows are no language's
+            state["model"][key] = torch.cat([value, value.new_zeros(value.shape[0], rows - value.shape[1])], 1)
+    state["cfg"]["model"].vocab_multiple = multiple
+    torch.save(state, new)
+
+
+@pytest.mark.parametrize("separate_embeddings", [False, True])
+def test_old_unpadded_and_new_padded_checkpoints_load_to_the_same_encoder(tmp_path, separate_embeddings):
+    old, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, seed=2, vocab_multiple=None,
+                                              separate_embeddings=separate_embeddings)
+    state = torch.load(old, weights_only=False)
+    assert not hasattr(state["cfg"]["model"], "vocab_multiple")  # as checkpoints of older code
+    if separate_embeddings:  # a vocabulary mask over the unpadded rows, as older runs saved it
+        vocab = state["model"]["encoder.lm_bias"].numel()
+        state["model"]["encoder.vocab_mask"] = torch.rand(2, vocab, generator=torch.Generator().manual_seed(0)) < 0.7
+        state["model"]["encoder.vocab_mask"][:, :4] = True
+        torch.save(state, old)
+    new = tmp_path / "padded.pt"
+    pad_checkpoint(old, new, 64)
+    a, b = load_encoder(old, dict_path), load_encoder(new, dict_path)
+    n = len(a.dictionary)
+    assert a.encoder.vocab_rows == n and b.encoder.vocab_rows % 64 == 0 and b.encoder.vocab_rows > n
+    assert a.encoder.vocab_size == b.encoder.vocab_size == n
+    tokens = torch.tensor([[0, 5, 6, 7, 2], [0, 8, 2, 1, 1]])
+    padding = tokens.eq(1)
+    for lang in ("en", "fr"):
+        with torch.no_grad():
+            sa, sb = a.encode(tokens, lang, padding), b.encode(tokens, lang, padding)
+            for x, y in zip(sa, sb):
+                torch.testing.assert_close(x[~padding], y[~padding])
+            la = a.encoder.output_layer(sa[-1], a.lang_id(lang))
+            lb = b.encoder.output_layer(sb[-1], b.lang_id(lang))
+        assert la.shape[-1] == lb.shape[-1] == n
+        torch.testing.assert_close(la, lb)
+        if separate_embeddings:
+            assert torch.isneginf(la[..., ~a.encoder.vocab_mask[a.lang_id(lang)]]).all()
+
+
+def test_a_dictionary_that_does_not_fit_the_tables_is_named(tmp_path):
+    ckpt, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, vocab_multiple=8)
+    other = tmp_path / "other.txt"
+    other.write_text(dict_path.read_text() + "".join(f"extra{i} 1\n" for i in range(9)), encoding="utf-8")
+    with pytest.raises(InputError, match=r"other\.txt.*table rows.*multiple of 8"):
+        load_encoder(ckpt, other)

@@ -116,3 +116,61 @@ def test_updates_are_read_without_torch_from_a_checkpoint_like_fairseqs(tmp_path
              f"n = checkpoint_updates(Path({str(path)!r})); print(n, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["37", "False"]
+
+
+def _trained_checkpoint(tmp_path, path, resume=None, n_gpus=1):
+    """A checkpoint as fairseq writes it, after two updates of the tiny model on the CPU, from the
+    command of a GPU run (or of older code, ``resume``)."""
+    from support.inprocess import build_trainer
+    from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+    from xling.pretrain.command import fairseq_train_command
+
+    data = write_toy_data(tmp_path / "bin", ["en", "fr"], n_train=60, seed=2)
+    model = dict(TINY_MODEL, layers=2, dim=32, ffn_dim=64, tokens_per_sample=32)
+    cmd = fairseq_train_command(data, tmp_path / "ck", {"separate": {"embeddings": True, "layers": 0}}, model,
+                                dict(TINY_PRETRAIN, precision="fp16"), ["en", "fr"], n_gpus=n_gpus,
+                                cpu=not n_gpus, seed=1, resume=resume)
+    cfg, task, trainer = build_trainer(cmd)
+    itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
+    for _ in range(2):
+        trainer.train_step([next(itr)])
+    trainer.consolidate_optimizer()  # as fairseq-train does before it saves
+    trainer.save_checkpoint(str(path), {})
+    return cmd
+
+
+def test_layout_of_checkpoints_of_older_and_current_code(tmp_path, monkeypatch):
+    """A run started by older code (fairseq's --fp16, unpadded tables) resumes with the layout it
+    was started with: read from its checkpoint without torch, it gives a command whose trainer
+    loads that checkpoint, which the current layout's trainer cannot."""
+    import subprocess
+    import sys
+
+    from support.inprocess import build_trainer
+    from xling.pretrain.command import ResumeLayout
+    from xling.pretrain.run import checkpoint_layout, resume_layout
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: None)  # FP16Optimizer on a CPU
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # as fairseq_env gives fairseq-train
+    save = tmp_path / "ck"
+    save.mkdir()
+    old = save / "checkpoint_1_2.pt"
+    legacy = ResumeLayout(vocab_multiple=1, fairseq_fp16=True)
+    _trained_checkpoint(tmp_path, old, resume=legacy)
+    assert checkpoint_layout(old) == legacy
+    probe = ("import sys; from pathlib import Path; from xling.pretrain.run import checkpoint_layout; "
+             f"print(checkpoint_layout(Path({str(old)!r})), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split()[-1] == "False" and "fairseq_fp16=True" in out and "vocab_multiple=1" in out
+    # checkpoint_last.pt truncated by a kill: the interval checkpoint it would be restored from
+    (save / "checkpoint_last.pt").write_bytes(old.read_bytes()[:1000])
+    assert resume_layout(save) == legacy and resume_layout(tmp_path / "nothing") is None
+
+    new = tmp_path / "new.pt"
+    current = _trained_checkpoint(tmp_path, new)
+    assert checkpoint_layout(new) == ResumeLayout(vocab_multiple=64, fairseq_fp16=False)
+    with pytest.raises(Exception, match="architectures match"):
+        build_trainer(current)[2].load_checkpoint(str(old))
+    resumed = _trained_checkpoint(tmp_path, tmp_path / "unused.pt", resume=legacy)
+    trainer = build_trainer(resumed)[2]
+    assert trainer.load_checkpoint(str(old)) is not None and trainer.get_num_updates() == 2

@@ -61,7 +61,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
     key = _key_path(error)
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
-        return f"config key '{key}': {error.instance!r} is not allowed; allowed values: {allowed}"
+        why = error.schema.get("description")
+        return f"config key '{key}': {error.instance!r} is not allowed; allowed values: {allowed}" + (
+            f" ({why})" if why else "")
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unknown = sorted(set(error.instance) - set(allowed))

@@ -113,15 +113,17 @@ def bert_config(encoder, dictionary):
 
 def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
     """``encoder``'s weights under ``BertForMaskedLM``'s names (the tied decoder weight and bias
-    are the word embeddings and ``cls.predictions.bias``)."""
+    are the word embeddings and ``cls.predictions.bias``): the dictionary's rows only, without the
+    rows that pad the tables to a multiple of ``--vocab-multiple``."""
+    vocab = encoder.vocab_size
     sd = {
-        "bert.embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight,
+        "bert.embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight[:vocab],
         "bert.embeddings.position_embeddings.weight": encoder.embed_positions[0].weight,
         "bert.embeddings.token_type_embeddings.weight": (
             encoder.embed_languages.weight if encoder.embed_languages is not None else torch.zeros(1, encoder.dim)),
         "bert.embeddings.LayerNorm.weight": encoder.emb_layer_norm[0].weight,
         "bert.embeddings.LayerNorm.bias": encoder.emb_layer_norm[0].bias,
-        "cls.predictions.bias": encoder.lm_bias,
+        "cls.predictions.bias": encoder.lm_bias[:vocab],
         "cls.predictions.transform.dense.weight": encoder.lm_dense.weight,
         "cls.predictions.transform.dense.bias": encoder.lm_dense.bias,
         "cls.predictions.transform.LayerNorm.weight": encoder.lm_layer_norm.weight,
@@ -177,14 +179,15 @@ def xlm_config(encoder, dictionary, languages: list[str]):
 
 def xlm_state_dict(encoder) -> dict[str, torch.Tensor]:
     """``encoder``'s weights under ``XLMWithLMHeadModel``'s names (the tied softmax's weight is
-    the word embeddings, its bias ``pred_layer.proj.bias``)."""
-    t = "transformer."
+    the word embeddings, its bias ``pred_layer.proj.bias``): the dictionary's rows only, as
+    :func:`bert_state_dict`."""
+    t, vocab = "transformer.", encoder.vocab_size
     sd = {
-        f"{t}embeddings.weight": encoder.embed_tokens[0].weight,
+        f"{t}embeddings.weight": encoder.embed_tokens[0].weight[:vocab],
         f"{t}position_embeddings.weight": encoder.embed_positions[0].weight,
         f"{t}layer_norm_emb.weight": encoder.emb_layer_norm[0].weight,
         f"{t}layer_norm_emb.bias": encoder.emb_layer_norm[0].bias,
-        "pred_layer.proj.bias": encoder.lm_bias,
+        "pred_layer.proj.bias": encoder.lm_bias[:vocab],
     }
     if encoder.embed_languages is not None:
         sd[f"{t}lang_embeddings.weight"] = encoder.embed_languages.weight

@@ -4,9 +4,11 @@ Table 1 separation options), built from the config's ``model:``/``pretrain:`` se
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from xling.config import fill_defaults
 from xling.errors import ConfigError
 from xling.pretrain.job import OPTIONS, Separation, in_language_random_words, model_option
 from xling.pretrain.names import MODEL_NAME, OPTIMIZER_NAME, TASK_NAME, USER_DIR
@@ -16,6 +18,18 @@ from xling.pretrain.schedule import batch_layout, save_interval_updates, schedul
 # device_ids=[device_id], which torch refuses for a CPU module; CPU processes use fairseq's
 # legacy_ddp, which all-reduces gradients itself (zeros for parameters a process did not use).
 CPU_DDP_BACKEND = "legacy_ddp"
+
+COMPILE = {"auto": "auto", True: "on", False: "off"}  # pretrain.compile -> --compile-encoder
+
+
+@dataclass(frozen=True)
+class ResumeLayout:
+    """What a run being resumed was started with, where a new run's command differs: its
+    checkpoint only loads into a model and optimizer of the same shape (see
+    :func:`xling.pretrain.run.checkpoint_layout`)."""
+
+    vocab_multiple: int = 1  # embedding rows of checkpoints written before --vocab-multiple
+    fairseq_fp16: bool = False  # trained with fairseq's --fp16 (its FP16Optimizer's state)
 
 
 def data_path(data_dirs: str | Path | Sequence[str | Path]) -> str:
@@ -38,6 +52,7 @@ def fairseq_train_command(
     seed: int,
     num_workers: int = 0,
     cpu_processes: int = 1,
+    resume: ResumeLayout | None = None,
 ) -> list[str]:
     """Full ``fairseq-train`` argv. ``languages`` are in language-id order; the first one
     is the source language whose dev perplexity selects ``checkpoint_best.pt``.
@@ -45,7 +60,17 @@ def fairseq_train_command(
     several whose training data fairseq cycles through by epoch (dictionary and validation data
     from the first). The update is the configured global batch on ``n_gpus`` GPUs (or
     ``cpu_processes`` CPU processes): see :func:`xling.pretrain.schedule.batch_layout`; several CPU
-    processes need :func:`cpu_process_commands` to start them."""
+    processes need :func:`cpu_process_commands` to start them. ``resume``: the layout of the
+    checkpoint a resumed run continues from, where it predates options that change it.
+
+    Precision on GPUs: ``--autocast bf16|fp16`` in the plugin's task on fp32 weights with fused
+    AdamW (fp16 with the optimizer's loss scaling), the loss and gradient norm logged one update
+    late so that no step waits for the GPU; fairseq's ``--fp16`` only resumes runs started with it.
+    CPU jobs run fp32."""
+    # a job's tracked recipe leaves an option out at the value older models had (xling.pretrain.job),
+    # which is the schema's default but for the random words' rule
+    rule = pretrain.get("in_language_random_words", OPTIONS["in_language_random_words"])
+    pretrain = fill_defaults({"pretrain": dict(pretrain)})["pretrain"]  # jobs' params omit new keys at default
     languages = list(languages)
     if not languages or len(set(languages)) != len(languages):
         raise ConfigError(f"pretraining needs distinct languages, got {languages}")
@@ -56,10 +81,7 @@ def fairseq_train_command(
     sep_layers = int(setting["separate"]["layers"])
     if not 0 <= sep_layers <= int(model["layers"]):
         raise ConfigError(f"separate.layers={sep_layers} outside 0..{model['layers']}")
-    # a tracked section leaves an option out at the value older models had (xling.pretrain.job)
-    in_language = in_language_random_words(
-        Separation(sep_emb, sep_layers),
-        pretrain.get("in_language_random_words", OPTIONS["in_language_random_words"]))
+    in_language = in_language_random_words(Separation(sep_emb, sep_layers), rule)
     language_embeddings = bool(model_option(model, "language_embeddings")) and len(set(languages)) > 1
     activation_dropout = model_option(model, "activation_dropout")
     sched = schedule(pretrain, model)
@@ -69,6 +91,9 @@ def fairseq_train_command(
         raise ConfigError("cpu=True with n_gpus > 0")
     processes = max(1, int(cpu_processes)) if cpu else max(1, int(n_gpus))
     layout = batch_layout(pretrain, processes)
+    if pretrain["compile"] not in COMPILE:
+        raise ConfigError(f"pretrain.compile must be auto, true or false, got {pretrain['compile']!r}")
+    vocab_multiple = resume.vocab_multiple if resume else int(pretrain["vocab_multiple"])
     if pretrain["optimizer"] != "adam":
         raise ConfigError(f"pretrain.optimizer: only adam is supported, got {pretrain['optimizer']}")
     betas = pretrain["adam_betas"]
@@ -96,6 +121,8 @@ def fairseq_train_command(
         "--layer-norm-eps", str(float(model_option(model, "layer_norm_eps"))),
         *(["--activation-dropout", str(activation_dropout)] if activation_dropout is not None else []),
         "--param-init", str(model_option(model, "init")),
+        "--vocab-multiple", str(vocab_multiple),
+        "--compile-encoder", COMPILE[pretrain["compile"]],
         # data: continuous streams (or one sentence per sample), BERT masking, smoothed language sampling
         "--tokens-per-sample", str(model["tokens_per_sample"]),
         "--sample-break-mode", str(pretrain["sample_break_mode"]),
@@ -153,19 +180,30 @@ def fairseq_train_command(
             cmd += ["--distributed-world-size", str(processes), "--distributed-backend", "gloo",
                     "--ddp-backend", CPU_DDP_BACKEND]
     else:
-        precision = pretrain["precision"]
-        if precision == "fp16":
-            cmd.append("--fp16")
-        elif precision == "bf16":
-            cmd.append("--bf16")
-        elif precision != "fp32":
-            raise ConfigError(f"pretrain.precision must be fp16, bf16 or fp32, got {precision}")
+        cmd += gpu_precision_options(pretrain["precision"], resume)
         if n_gpus > 1:
             cmd += ["--distributed-world-size", str(n_gpus)]
             if separate_parts:
                 # each GPU's batch is one language: the other language's parameters are unused
                 cmd += ["--ddp-backend", "c10d", "--find-unused-parameters"]
     return cmd
+
+
+def gpu_precision_options(precision: str, resume: ResumeLayout | None = None) -> list[str]:
+    """The options of a GPU run in ``precision``. Never fairseq's ``--bf16`` (its TPU path in
+    fairseq 0.12: the trainer crashes on a GPU), ``--memory-efficient-*`` (fairseq refuses our
+    optimizer) nor ``--amp`` (its scaler skips no update without a sync)."""
+    if resume is not None and resume.fairseq_fp16:
+        return ["--fp16"]  # the checkpoint holds FP16Optimizer's state: resume as it was started
+    if precision == "bf16":
+        options = ["--autocast", "bf16"]
+    elif precision == "fp16":
+        options = ["--autocast", "fp16", "--loss-scaling"]
+    elif precision == "fp32":
+        options = []
+    else:
+        raise ConfigError(f"pretrain.precision must be fp16, bf16 or fp32, got {precision!r}")
+    return [*options, "--deferred-grad-norm", "--deferred-loss-log"]
 
 
 def cpu_process_commands(cmd: list[str], port: int) -> list[list[str]]:

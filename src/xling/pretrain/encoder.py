@@ -19,9 +19,19 @@ two or more languages); the MLM head one linear layer tied to the embeddings (``
 BERT's adds dense + activation + LayerNorm); LayerNorm eps 1e-12 (``--layer-norm-eps``); no
 dropout between the FFN's activation and its second linear layer (``--activation-dropout 0``;
 torch's layer applies the layers' dropout there); XLM's initialisation (``--param-init xlm``).
+
+Sizes for the hardware: the embedding tables (and the softmax they are tied to) have
+``vocab_multiple``-aligned rows (``--vocab-multiple``; 1 in checkpoints written before it
+existed). The rows past the dictionary are zero, never an input, and their logits are -inf, so
+the loss, the gradients of the real rows and every real logit are those of the unpadded model;
+:meth:`EncoderCore.output_layer` returns the dictionary's columns only. Training calls
+``forward(..., masked_index=, masked_target=)``: the predicted positions as an index built on the
+host, and the summed loss computed inside the (optionally compiled) encoder.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -93,13 +103,47 @@ def fill_model_args(args) -> None:
     if getattr(args, "activation_dropout", None) is None:
         args.activation_dropout = args.dropout
     args.param_init = getattr(args, "param_init", None) or "bert"
+    # checkpoints from before --vocab-multiple have exactly one row per dictionary entry
+    args.vocab_multiple = getattr(args, "vocab_multiple", None) or 1
+
+
+def padded_rows(vocab: int, multiple: int) -> int:
+    """Rows of the embedding table for ``vocab`` entries: the next multiple of ``multiple``
+    (matrix products over 79,897 columns fell back to slow GEMM kernels; 79,936 do not)."""
+    if vocab < 1 or multiple < 1:
+        raise ValueError(f"vocabulary {vocab} and row multiple {multiple} must be positive")
+    return math.ceil(vocab / multiple) * multiple
+
+
+class EncoderLayer(nn.TransformerEncoderLayer):
+    """torch's post-LN (BERT) layer, same parameters and maths, with a leaner training forward: one
+    packed q/k/v projection straight into ``scaled_dot_product_attention`` in [B, heads, T, d]
+    layout, instead of ``nn.MultiheadAttention``'s checks and transposes to [T, B, D] on every
+    call. Evaluation (where torch has its own fused inference kernel) and other uses (attention
+    masks, causal, pre-LN, float padding masks) take torch's forward."""
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        if (not self.training or src_mask is not None or is_causal or self.norm_first
+                or not self.self_attn.batch_first
+                or (src_key_padding_mask is not None and src_key_padding_mask.dtype != torch.bool)):
+            return super().forward(src, src_mask, src_key_padding_mask, is_causal)
+        attn = self.self_attn
+        b, t, d = src.shape
+        qkv = F.linear(src, attn.in_proj_weight, attn.in_proj_bias)
+        q, k, v = qkv.view(b, t, 3, attn.num_heads, d // attn.num_heads).permute(2, 0, 3, 1, 4)
+        # key padding: True marks a pad key; SDPA's boolean mask marks the keys to attend to
+        keep = None if src_key_padding_mask is None else ~src_key_padding_mask.view(b, 1, 1, t)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, dropout_p=attn.dropout)
+        a = attn.out_proj(a.transpose(1, 2).reshape(b, t, d))
+        x = self.norm1(src + self.dropout1(a))
+        return self.norm2(x + self._ff_block(x))
 
 
 def build_layer(dim: int, heads: int, ffn_dim: int, dropout: float, attention_dropout: float, activation: str,
                 layer_norm_eps: float = 1e-5, activation_dropout: float | None = None):
-    """Post-LN (BERT) Transformer layer from torch, with its own attention dropout and the dropout
-    after the FFN's activation (``activation_dropout``; None: ``dropout``, as torch has it)."""
-    layer = nn.TransformerEncoderLayer(
+    """Post-LN (BERT) Transformer layer, with its own attention dropout and the dropout after the
+    FFN's activation (``activation_dropout``; None: ``dropout``, as torch's layer has it)."""
+    layer = EncoderLayer(
         dim, heads, ffn_dim, dropout=dropout, activation=activation, batch_first=True, norm_first=False,
         layer_norm_eps=layer_norm_eps)
     layer.self_attn.dropout = attention_dropout
@@ -113,7 +157,12 @@ class EncoderCore:
     :class:`MLMEncoder` (loading, no fairseq import) have the same parameter names."""
 
     def _build(self, args, vocab: int, padding_idx: int, n_languages: int, vocab_masks: torch.Tensor | None):
+        """``vocab``: the dictionary's entries (``<mask>`` included); ``vocab_masks``: [languages,
+        vocab or padded rows] booleans of each language's softmax, or None."""
         dim = args.encoder_embed_dim
+        self.vocab_size = vocab
+        rows = padded_rows(vocab, int(getattr(args, "vocab_multiple", None) or 1))
+        self.vocab_rows = rows
         self.n_languages = n_languages
         self.num_layers = args.encoder_layers
         self.dim = dim
@@ -132,7 +181,7 @@ class EncoderCore:
             raise ValueError(f"--mlm-head {args.mlm_head} / --param-init {args.param_init}: "
                              f"expected one of {MLM_HEADS} / {tuple(INITIALISATIONS)}")
         self.embed_tokens = nn.ModuleList(
-            nn.Embedding(vocab, dim, padding_idx=self.padding_idx) for _ in range(n_emb))
+            nn.Embedding(rows, dim, padding_idx=self.padding_idx) for _ in range(n_emb))
         self.embed_positions = nn.ModuleList(nn.Embedding(args.max_positions, dim) for _ in range(n_pos))
         self.emb_layer_norm = nn.ModuleList(nn.LayerNorm(dim, eps=eps) for _ in range(n_pos))
         # XLM: one row per language, added to every token's input, only with two languages or more
@@ -152,15 +201,23 @@ class EncoderCore:
         if self.mlm_head == "bert":  # XLM's head is the tied linear layer alone
             self.lm_dense = nn.Linear(dim, dim)
             self.lm_layer_norm = nn.LayerNorm(dim, eps=eps)
-        self.lm_bias = nn.Parameter(torch.zeros(vocab))
+        self.lm_bias = nn.Parameter(torch.zeros(rows))
         if vocab_masks is not None:
-            self.register_buffer("vocab_mask", vocab_masks.bool())
+            masks = vocab_masks.bool()
+            if masks.shape[-1] not in (vocab, rows):
+                raise ValueError(f"vocabulary masks over {masks.shape[-1]} entries for a vocabulary of {vocab}")
+            self.register_buffer("vocab_mask", F.pad(masks, (0, rows - masks.shape[-1]), value=False))
         else:
             self.vocab_mask = None
+        # rows past the dictionary: never a target, so their logits are -inf (not saved: derived)
+        self.register_buffer("padding_rows", torch.arange(rows) >= vocab, persistent=False)
         if args.param_init == "bert":
             self.apply(init_bert_params)
         else:
             init_xlm_params(self)
+        for emb in self.embed_tokens:
+            emb.weight.data[vocab:] = 0.0
+        self._compiled_loss = None  # see compile_loss
 
     # -- language handling -------------------------------------------------------------
     @property
@@ -211,14 +268,21 @@ class EncoderCore:
         return [p for p in self.parameters() if id(p) not in specific]
 
     # -- forward -------------------------------------------------------------------------
-    def extract_features(self, src_tokens, lang: int, padding_mask=None, return_all_hiddens=False):
-        """Hidden states [B, T, D] after the last layer, and (if asked) all 1 + L of them."""
+    def extract_features(self, src_tokens, lang: int, padding_mask=None, return_all_hiddens=False,
+                         padded: bool | None = None):
+        """Hidden states [B, T, D] after the last layer, and (if asked) all 1 + L of them.
+        ``padded``: whether any position is padding, when the caller knows it on the host
+        (None: looked up on the tokens or ``padding_mask``, a device sync on a GPU)."""
         if src_tokens.size(1) > self.max_positions_:
             raise ValueError(f"sequence of {src_tokens.size(1)} tokens exceeds {self.max_positions_} positions")
-        if padding_mask is None:
-            padding_mask = src_tokens.eq(self.padding_idx)
-        if not padding_mask.any():
+        if padded is None:
+            if padding_mask is None:
+                padding_mask = src_tokens.eq(self.padding_idx)
+            padded = bool(padding_mask.any())
+        if not padded:
             padding_mask = None  # lets torch skip the masking work
+        elif padding_mask is None:
+            padding_mask = src_tokens.eq(self.padding_idx)
         e, p = self._emb_index(lang), self._pos_index(lang)
         positions = torch.arange(src_tokens.size(1), device=src_tokens.device)
         x = self.embed_tokens[e](src_tokens) + self.embed_positions[p](positions)[None]
@@ -234,24 +298,73 @@ class EncoderCore:
                 states.append(x)
         return x, states
 
-    def output_layer(self, features, lang: int):
+    def _output_bias(self, lang: int):
+        """The softmax bias with -inf on the columns ``lang`` never predicts: other languages'
+        tokens (a vocabulary mask) and the rows past the dictionary."""
+        if self.vocab_mask is not None:  # False on the padding rows too
+            return self.lm_bias.masked_fill(~self.vocab_mask[lang], float("-inf"))
+        if self.vocab_rows > self.vocab_size:
+            return self.lm_bias.masked_fill(self.padding_rows, float("-inf"))
+        return self.lm_bias
+
+    def _logits(self, features, lang: int):
+        """Logits over every row of the table, [..., vocab_rows]."""
         x = features
         if self.mlm_head == "bert":
             x = self.lm_dense(x)
             x = F.gelu(x) if self.lm_activation == "gelu" else F.relu(x)
             x = self.lm_layer_norm(x)
-        logits = F.linear(x, self.embed_tokens[self._emb_index(lang)].weight) + self.lm_bias
-        if self.vocab_mask is not None:
-            logits = logits.masked_fill(~self.vocab_mask[lang], float("-inf"))
-        return logits
+        return F.linear(x, self.embed_tokens[self._emb_index(lang)].weight, self._output_bias(lang))
+
+    def output_layer(self, features, lang: int):
+        """MLM logits over the dictionary's entries, [..., vocab_size]."""
+        logits = self._logits(features, lang)
+        return logits[..., : self.vocab_size] if self.vocab_rows > self.vocab_size else logits
+
+    def mlm_loss(self, src_tokens, lang: int, padded: bool | None, masked_index, masked_target):
+        """Summed cross-entropy of the predicted positions: ``masked_index`` indexes the
+        flattened [B * T] positions, ``masked_target`` holds their tokens (padding_idx: a slot
+        that predicts nothing). Shapes depend on the batch's shape only, never on its values,
+        so the step needs no device sync and compiles to one graph per shape."""
+        x, _ = self.extract_features(src_tokens, lang, padded=padded)
+        x = x.flatten(0, 1).index_select(0, masked_index)  # the head only where a token is predicted
+        logits = self._logits(x, lang)
+        return F.cross_entropy(logits.float(), masked_target, reduction="sum", ignore_index=self.padding_idx)
+
+    def compile_loss(self, **compile_kwargs) -> None:
+        """Run :meth:`mlm_loss` through ``torch.compile`` (eagerly where that fails: see
+        :class:`xling.pretrain.compiling.CompiledOrEager`)."""
+        from xling.pretrain.compiling import CompiledOrEager
+
+        self._compiled_loss = CompiledOrEager(self.mlm_loss, **compile_kwargs)
+
+    @property
+    def compiled(self) -> bool:
+        return self._compiled_loss is not None and self._compiled_loss.active
 
     def forward(self, src_tokens, src_lengths=None, src_lang_id=None, masked_tokens=None,
-                features_only=False, return_all_hiddens=False, **unused):
-        lang = self.batch_language(src_lang_id)
-        x, states = self.extract_features(src_tokens, lang, return_all_hiddens=return_all_hiddens)
+                features_only=False, return_all_hiddens=False, src_lang=None, padded=None,
+                masked_index=None, masked_target=None, **unused):
+        """``(logits, {"inner_states": ...})``; with ``masked_target`` (training):
+        ``(summed loss, {})``. ``src_lang``/``padded``: the batch's language and whether it holds
+        padding, as the host knows them (else read from ``src_lang_id``/the tokens). Predicted
+        positions: ``masked_index`` (flat indices) or ``masked_tokens`` (a boolean mask)."""
+        lang = self.batch_language(src_lang if src_lang is not None else src_lang_id)
+        if masked_target is not None:
+            if masked_index is None:
+                raise ValueError("masked_target needs masked_index (the positions it belongs to)")
+            # compiled for training only: validation runs eagerly rather than compile a second graph
+            compiled = self._compiled_loss is not None and self.training
+            loss_fn = self._compiled_loss if compiled else self.mlm_loss
+            return loss_fn(src_tokens, lang, padded, masked_index, masked_target), {}
+        x, states = self.extract_features(src_tokens, lang, return_all_hiddens=return_all_hiddens, padded=padded)
         if not features_only:
             # project only the masked positions: the softmax is the costly part
-            x = self.output_layer(x[masked_tokens] if masked_tokens is not None else x, lang)
+            if masked_index is not None:
+                x = x.flatten(0, 1).index_select(0, masked_index)
+            elif masked_tokens is not None:
+                x = x[masked_tokens]
+            x = self.output_layer(x, lang)
         return x, {"inner_states": states}
 
     def max_positions(self):
@@ -259,7 +372,8 @@ class EncoderCore:
 
 
 class MLMEncoder(EncoderCore, nn.Module):
-    """The encoder without fairseq: ``vocab`` entries (the dictionary with ``<mask>``)."""
+    """The encoder without fairseq: ``vocab`` entries (the dictionary with ``<mask>``), its
+    tables padded as ``args.vocab_multiple`` says."""
 
     def __init__(self, args, vocab: int, padding_idx: int, n_languages: int, vocab_masks: torch.Tensor | None):
         nn.Module.__init__(self)

@@ -86,12 +86,16 @@ class Recipe:
     # which rows draw BERT's random words from the sample's own language (dict.<lang>.txt):
     # "separate" (every row with per-language parameters, Section 4.3) or "separate_embeddings"
     in_language_random_words: str = "separate_embeddings"
+    # speed alone (the same loss and gradients either way)
+    vocab_multiple: int = 64
+    compile: bool | str = "auto"
 
 
-# Fields added after models had been trained with this pipeline, at the value that reproduces
-# what those models did: a job's tracked params leave them out at that value.
+# Fields added after models had been trained with this pipeline, at the value a job's tracked
+# params leave them out: the value that reproduces what those models did, or for the options of
+# speed alone (the same model either way), their default.
 OPTIONS = {"tensorboard": False, "sentence_window": None, "match_tokens": None,
-           "in_language_random_words": "separate_embeddings"}
+           "in_language_random_words": "separate_embeddings", "vocab_multiple": 64, "compile": "auto"}
 RANDOM_WORD_RULES = ("separate", "separate_embeddings")
 
 

@@ -11,7 +11,7 @@ from torch import nn
 
 from xling.errors import InputError
 from xling.pretrain.dictionary import TokenDictionary
-from xling.pretrain.encoder import MODEL_NAME, MLMEncoder, fill_model_args
+from xling.pretrain.encoder import MODEL_NAME, MLMEncoder, fill_model_args, padded_rows
 
 
 class LoadedEncoder(nn.Module):
@@ -75,9 +75,12 @@ def load_encoder(
     languages = [lang for lang in targs.languages.split(",") if lang]
     weights = state["model"]
     vocab_masks = weights.get("encoder.vocab_mask")
-    if weights["encoder.lm_bias"].numel() != len(dictionary):
-        raise InputError(dict_path, None, f"{weights['encoder.lm_bias'].numel()} dictionary entries "
-                         f"(with <mask>) as in {checkpoint.name}", str(len(dictionary)))
+    # the tables have a row per entry, padded to a multiple of --vocab-multiple (1 in older checkpoints)
+    rows = padded_rows(len(dictionary), margs.vocab_multiple)
+    if weights["encoder.lm_bias"].numel() != rows:
+        raise InputError(dict_path, None, f"the dictionary of {checkpoint.name} ({weights['encoder.lm_bias'].numel()} "
+                         f"table rows: its entries with <mask>, padded to a multiple of {margs.vocab_multiple})",
+                         f"{len(dictionary)} entries with <mask>, {rows} rows")
     if random_init_seed is not None:
         torch.manual_seed(random_init_seed)  # the model's own initialisation (its --param-init), seeded
     encoder = MLMEncoder(margs, len(dictionary), dictionary.pad(), len(languages), vocab_masks)

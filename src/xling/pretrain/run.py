@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from xling.io import atomic_path, atomic_write
+from xling.pretrain.command import ResumeLayout
 
 START_MARK = "=== xling pretrain start "
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| INFO \| (\S+) \| (\{.*\})\s*$")
@@ -44,7 +45,8 @@ class _Opaque:
 
 class _UpdatesUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
-        if module in ("builtins", "collections", "copyreg", "_codecs"):
+        # argparse.Namespace: fairseq's model config in a checkpoint (cfg["model"])
+        if module in ("builtins", "collections", "copyreg", "_codecs") or (module, name) == ("argparse", "Namespace"):
             return super().find_class(module, name)
         return _Opaque
 
@@ -52,22 +54,40 @@ class _UpdatesUnpickler(pickle.Unpickler):
         return None
 
 
-def checkpoint_updates(checkpoint: Path) -> int | None:
-    """Number of updates stored in a fairseq checkpoint (None if there is none). Read from the
-    pickle inside torch's zip format without importing torch or loading a tensor: the job that
-    launches fairseq-train otherwise imports torch only for this (3 s of CPU per job)."""
+def _checkpoint_state(checkpoint: Path) -> dict | None:
+    """A fairseq checkpoint's dictionary, its tensors left out (None if there is no file). Read
+    from the pickle inside torch's zip format without importing torch or loading a tensor: the job
+    that launches fairseq-train otherwise imports torch only for this (3 s of CPU per job)."""
     if not checkpoint.exists():
         return None
     if not zipfile.is_zipfile(checkpoint):  # torch's legacy format
         import torch
 
-        state = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
-    else:
-        with zipfile.ZipFile(checkpoint) as zf:
-            name = next(n for n in zf.namelist() if n.endswith("/data.pkl"))
-            with zf.open(name) as fh:
-                state = _UpdatesUnpickler(fh).load()
-    return int(state["optimizer_history"][-1]["num_updates"])
+        return torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    with zipfile.ZipFile(checkpoint) as zf:
+        name = next(n for n in zf.namelist() if n.endswith("/data.pkl"))
+        with zf.open(name) as fh:
+            return _UpdatesUnpickler(fh).load()
+
+
+def checkpoint_updates(checkpoint: Path) -> int | None:
+    """Number of updates stored in a fairseq checkpoint (None if there is none)."""
+    state = _checkpoint_state(checkpoint)
+    return None if state is None else int(state["optimizer_history"][-1]["num_updates"])
+
+
+def checkpoint_layout(checkpoint: Path) -> ResumeLayout | None:
+    """How the run that wrote ``checkpoint`` was started, as far as its model and optimizer state
+    depend on it (None if there is no file): the rows its tables were padded to a multiple of (1
+    before --vocab-multiple existed), and whether fairseq's --fp16 kept the optimizer's state."""
+    state = _checkpoint_state(checkpoint)
+    if state is None:
+        return None
+    cfg = state.get("cfg") or {}
+    model = cfg.get("model") if isinstance(cfg, dict) else None
+    multiple = model.get("vocab_multiple") if isinstance(model, dict) else getattr(model, "vocab_multiple", None)
+    optimizer = state["optimizer_history"][-1].get("optimizer_name")
+    return ResumeLayout(vocab_multiple=int(multiple or 1), fairseq_fp16=optimizer == "FP16Optimizer")
 
 
 def readable_updates(checkpoint: Path) -> int | None:
@@ -81,6 +101,29 @@ def readable_updates(checkpoint: Path) -> int | None:
 _INTERVAL = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
 
 
+def _interval_checkpoints(save_dir: Path) -> list[tuple[int, Path]]:
+    """fairseq's ``checkpoint_<epoch>_<updates>.pt`` in ``save_dir``, newest first."""
+    if not Path(save_dir).is_dir():
+        return []
+    found = ((_INTERVAL.match(p.name), p) for p in Path(save_dir).iterdir())
+    return sorted(((int(m.group(1)), p) for m, p in found if m), reverse=True)
+
+
+def resume_layout(save_dir: Path) -> ResumeLayout | None:
+    """The layout of the checkpoint a run in ``save_dir`` resumes from (``checkpoint_last.pt``,
+    or the newest readable interval checkpoint that :func:`repair_last_checkpoint` would put in
+    its place), or None for a run that starts afresh."""
+    candidates = [Path(save_dir) / "checkpoint_last.pt", *(p for _, p in _interval_checkpoints(save_dir))]
+    for path in candidates:
+        try:
+            layout = checkpoint_layout(path)
+        except Exception:  # truncated or half-written: the next one
+            continue
+        if layout is not None:
+            return layout
+    return None
+
+
 def repair_last_checkpoint(save_dir: Path) -> str | None:
     """fairseq writes each checkpoint atomically (``checkpoint_<epoch>_<updates>.pt``) and then
     *copies* it to ``checkpoint_last.pt``: a job killed during that copy leaves a truncated
@@ -90,9 +133,7 @@ def repair_last_checkpoint(save_dir: Path) -> str | None:
     last = Path(save_dir) / "checkpoint_last.pt"
     if not last.exists() or readable_updates(last) is not None:
         return None
-    interval = sorted(((int(m.group(1)), p) for p in Path(save_dir).iterdir() if (m := _INTERVAL.match(p.name))),
-                      reverse=True)
-    for updates, path in interval:
+    for updates, path in _interval_checkpoints(save_dir):
         if readable_updates(path) == updates:
             with atomic_path(last) as tmp:
                 shutil.copyfile(path, tmp)
@@ -319,8 +360,10 @@ def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path,
 
         first = data_dir[0] if isinstance(data_dir, (list, tuple)) else data_dir
         pretrain, extra["match_tokens"] = matched_recipe(pretrain, model, first, languages)
+    # a run resumed from a checkpoint of older code keeps the layout it was started with
     cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages, n_gpus=n_gpus,
-                                cpu=n_gpus == 0, seed=seed, num_workers=num_workers, cpu_processes=processes)
+                                cpu=n_gpus == 0, seed=seed, num_workers=num_workers, cpu_processes=processes,
+                                resume=resume_layout(save_dir))
     cmds = cpu_process_commands(cmd, free_port()) if n_gpus == 0 else [cmd]
     sched, layout = schedule(pretrain, model), batch_layout(pretrain, processes)
     batch = {"global_batch_streams": sched.global_batch_streams, "processes": layout.processes,

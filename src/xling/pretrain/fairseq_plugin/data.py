@@ -6,6 +6,8 @@ import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset, MaskTokensDataset
 
+from xling.pretrain.batches import add_host_fields
+
 
 class LanguageMaskTokensDataset(MaskTokensDataset):
     """BERT masking whose random replacement words follow ``replacement_weights``
@@ -18,6 +20,20 @@ class LanguageMaskTokensDataset(MaskTokensDataset):
             if w.shape != (len(vocab),):
                 raise ValueError(f"replacement weights need {len(vocab)} entries, got {w.shape}")
             self.weights = w / w.sum()
+
+
+class HostFieldsDataset(BaseWrapperDataset):
+    """Collates as the wrapped dataset does, then adds what the step needs known on the host
+    (:mod:`xling.pretrain.batches`): the predicted positions as an index, the batch language,
+    whether it holds padding. Runs in the data loader's workers."""
+
+    def __init__(self, dataset, pad: int, mask_prob: float):
+        super().__init__(dataset)
+        self.pad, self.mask_prob = pad, float(mask_prob)
+
+    def collater(self, samples):
+        batch = self.dataset.collater(samples)
+        return add_host_fields(batch, self.pad, self.mask_prob) if batch else batch
 
 
 class SlicedDataset(BaseWrapperDataset):

@@ -1,9 +1,11 @@
 """fairseq model ``xling_mlm``: the encoder of :mod:`xling.pretrain.encoder` (paper 3.1, 4.3)
 as a fairseq encoder model, with its command-line options. The batch language comes from the
-task as ``src_lang_id``.
+task as ``src_lang`` (known on the host) or ``src_lang_id``.
 """
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 import torch
@@ -14,7 +16,10 @@ from fairseq.models import (
     register_model_architecture,
 )
 
+from xling.pretrain.compiling import SETTINGS, compile_unavailable, compile_wanted
 from xling.pretrain.encoder import MODEL_NAME, EncoderCore, fill_model_args
+
+logger = logging.getLogger(__name__)
 
 
 class XlingMLMEncoder(EncoderCore, FairseqEncoder):
@@ -49,6 +54,10 @@ class XlingMLMModel(FairseqEncoderModel):
         parser.add_argument("--layer-norm-eps", type=float)
         parser.add_argument("--activation-dropout", type=float, help="dropout after the FFN's activation")
         parser.add_argument("--param-init", choices=["bert", "xlm"], help="bert: N(0, 0.02); xlm: XLM's")
+        parser.add_argument("--vocab-multiple", type=int, metavar="N",
+                            help="embedding and softmax rows padded to a multiple of N (default 1: none)")
+        parser.add_argument("--compile-encoder", choices=SETTINGS, default="off",
+                            help="torch.compile the encoder's training loss (auto: on a GPU)")
 
     @classmethod
     def build_model(cls, args, task):
@@ -59,13 +68,23 @@ class XlingMLMModel(FairseqEncoderModel):
         if getattr(args, "language_vocab_mask", False):
             vocab_masks = torch.from_numpy(np.stack(task.language_vocabs))
         encoder = XlingMLMEncoder(args, task.source_dictionary, len(task.languages), vocab_masks)
+        device = "cuda" if torch.cuda.is_available() and not getattr(args, "cpu", False) else "cpu"
+        if compile_wanted(getattr(args, "compile_encoder", None) or "off", device):
+            why_not = compile_unavailable(device)
+            if why_not:
+                logger.warning("torch.compile unavailable (%s): the encoder runs eagerly", why_not)
+            else:
+                encoder.compile_loss()
+                logger.info("the encoder's training loss runs through torch.compile (compiled at its first step)")
         return cls(encoder)
 
     def forward(self, src_tokens, src_lengths=None, src_lang_id=None, masked_tokens=None,
-                features_only=False, return_all_hiddens=False, **kwargs):
+                features_only=False, return_all_hiddens=False, src_lang=None, padded=None,
+                masked_index=None, masked_target=None, **kwargs):
         return self.encoder(src_tokens, src_lengths=src_lengths, src_lang_id=src_lang_id,
                             masked_tokens=masked_tokens, features_only=features_only,
-                            return_all_hiddens=return_all_hiddens)
+                            return_all_hiddens=return_all_hiddens, src_lang=src_lang, padded=padded,
+                            masked_index=masked_index, masked_target=masked_target)
 
     def max_positions(self):
         return self.encoder.max_positions()

@@ -7,15 +7,23 @@
   sample's own language when ``--in-language-replacement`` (separate embeddings);
 * language sampling follows sentence counts^alpha, with one-language batches;
 * ``valid_<lang>`` subsets give a validation perplexity per language (list the source
-  language first in ``--valid-subset`` so it selects ``checkpoint_best.pt``).
+  language first in ``--valid-subset`` so it selects ``checkpoint_best.pt``);
+* the step: the task computes the MLM loss itself (:meth:`mlm_loss`, the same sum fairseq's
+  ``masked_lm`` criterion computes) from predicted positions indexed on the host while the batch
+  is collated (:mod:`xling.pretrain.batches`), so nothing in it waits for the GPU; under
+  ``--autocast bf16|fp16`` on fp32 weights. The criterion stays fairseq's ``masked_lm``: its
+  class name is recorded in checkpoints and checked when a run resumes, and it logs the loss.
+  ``--deferred-loss-log`` logs each step's loss at the next step (:mod:`xling.pretrain.deferred`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 
 import numpy as np
+import torch
 from fairseq.data import (
     ConcatDataset,
     NestedDictionaryDataset,
@@ -30,11 +38,15 @@ from fairseq.data import (
     TruncateDataset,
     data_utils,
 )
+from fairseq.logging import metrics
 from fairseq.tasks import register_task
 from fairseq.tasks.multilingual_masked_lm import MultiLingualMaskedLMTask
 
 from xling.errors import InputError
+from xling.pretrain.batches import add_host_fields
+from xling.pretrain.deferred import Deferred
 from xling.pretrain.fairseq_plugin.data import (
+    HostFieldsDataset,
     LanguageBatchedDataset,
     LanguageMaskTokensDataset,
     SlicedDataset,
@@ -45,6 +57,25 @@ from xling.pretrain.sampling import language_sampling_probs, resampling_ratios
 from xling.pretrain.vocab import out_of_language_remap, read_language_vocab, replacement_weights
 
 logger = logging.getLogger(__name__)
+
+AUTOCAST = {"none": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+class _NothingPredicted:
+    """Stands in for the criterion in ``reduce_metrics`` when a step reports no predicted position
+    (the first step when losses are logged one step late)."""
+
+    @staticmethod
+    def reduce_metrics(logging_outputs) -> None:
+        # weight 0: the averages stay as they are, and fairseq does not warn that no loss was logged
+        metrics.log_scalar("loss", 0.0, 0, round=3)
+
+
+def _unwrapped(model):
+    """The fairseq model inside a DistributedDataParallel-like wrapper."""
+    while hasattr(model, "module"):
+        model = model.module
+    return model
 
 
 @register_task(TASK_NAME)
@@ -63,6 +94,11 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         parser.add_argument("--sentence-window", type=int, default=0,
                             help="with --sample-break-mode eos: cut every sentence into consecutive samples of "
                                  "at most this many tokens, <s> included, instead of truncating it (0: truncate)")
+        parser.add_argument("--autocast", choices=list(AUTOCAST), default="none",
+                            help="forward and loss under torch.autocast with this dtype; the weights stay fp32")
+        parser.add_argument("--deferred-loss-log", action="store_true",
+                            help="log each training step's loss at the next step, so that logging never "
+                                 "waits for the GPU")
 
     def __init__(self, args, dictionary):
         super().__init__(args, dictionary)
@@ -76,6 +112,9 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
                 read_language_vocab(os.path.join(data_path, f"dict.{lang}.txt"), dictionary)
                 for lang in self.languages
             ]
+        self.autocast_dtype = AUTOCAST[getattr(args, "autocast", "none") or "none"]
+        self._late_loss = Deferred() if getattr(args, "deferred_loss_log", False) else None
+        self._shapes_seen: set = set()
 
     # -- helpers ---------------------------------------------------------------------
     def _data_path(self, epoch: int) -> str:
@@ -142,7 +181,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
             },
             sizes=[src.sizes],
         )
-        return nested, n_sentences
+        return HostFieldsDataset(nested, pad, self.args.mask_prob), n_sentences
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
         data_path = self._data_path(epoch)
@@ -169,3 +208,74 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         if self.args.one_language_batches and len(datasets) > 1:
             dataset = LanguageBatchedDataset(dataset, np.cumsum([len(d) for d in datasets]))
         self.datasets[split] = dataset
+
+    # -- the step ------------------------------------------------------------------------
+    def _autocast(self, sample):
+        device = sample["net_input"]["src_tokens"].device.type
+        return torch.autocast(device, dtype=self.autocast_dtype or torch.float32,
+                              enabled=self.autocast_dtype is not None)
+
+    def mlm_loss(self, model, sample, deferred: bool = False):
+        """``(summed loss, predicted positions, logging output)`` as fairseq's ``masked_lm``
+        criterion gives them, from the host-built index of the predicted positions. ``deferred``:
+        the logging output carries the previous call's loss and count instead of this one's."""
+        if "masked_index" not in sample:  # a batch collated elsewhere: index it now (a sync on a GPU)
+            add_host_fields(sample, self.source_dictionary.pad(), self.args.mask_prob)
+        loss, _ = model(**sample["net_input"], masked_index=sample["masked_index"],
+                        masked_target=sample["masked_target"])
+        n = sample["n_predicted"]
+        log = {"ntokens": sample["ntokens"], "nsentences": sample["nsentences"]}
+        if deferred:
+            previous = self._late_loss.swap(loss, n)
+            log.update(loss=previous[0] if previous else 0.0, sample_size=previous[1] if previous else 0)
+        else:
+            log.update(loss=loss.detach(), sample_size=n)
+        return loss, n, log
+
+    def train_step(self, sample, model, criterion, optimizer, update_num, ignore_grad=False):
+        model.train()
+        model.set_num_updates(update_num)
+        timed = self._first_compiled_step(model, sample)
+        if timed:
+            _sync(sample)
+            start = time.perf_counter()
+        with torch.autograd.profiler.record_function("forward"), self._autocast(sample):
+            loss, sample_size, logging_output = self.mlm_loss(
+                model, sample, deferred=self._late_loss is not None and not ignore_grad)
+        if ignore_grad:
+            loss *= 0
+        with torch.autograd.profiler.record_function("backward"):
+            optimizer.backward(loss)
+        if timed:
+            _sync(sample)
+            logger.info("first step of language %s, streams %s, %d prediction slots, padded=%s: %.1f s "
+                        "(torch.compile of the encoder included)", *timed, time.perf_counter() - start)
+        return loss, sample_size, logging_output
+
+    def valid_step(self, sample, model, criterion):
+        model.eval()
+        with torch.no_grad(), self._autocast(sample):
+            return self.mlm_loss(model, sample)
+
+    def _first_compiled_step(self, model, sample) -> tuple | None:
+        """The batch's shape key when the encoder is compiled and has not seen it (its step
+        compiles a graph: timed apart, once), else None."""
+        if not getattr(_unwrapped(model).encoder, "compiled", False):
+            return None
+        net = sample["net_input"]
+        slots = int(sample["masked_index"].numel()) if "masked_index" in sample else -1
+        key = (net.get("src_lang"), tuple(net["src_tokens"].shape), slots, net.get("padded"))
+        if key in self._shapes_seen:
+            return None
+        self._shapes_seen.add(key)
+        return key
+
+    def reduce_metrics(self, logging_outputs, criterion):
+        if not sum(log.get("sample_size", 0) for log in logging_outputs):
+            criterion = _NothingPredicted()
+        super().reduce_metrics(logging_outputs, criterion)
+
+
+def _sync(sample) -> None:
+    if sample["net_input"]["src_tokens"].is_cuda:
+        torch.cuda.synchronize()
