@@ -236,6 +236,10 @@ def test_xlms_model_is_the_paper_configs_and_older_models_keep_their_params():
     mono = PretrainJob.build(["d"], ALL_SHARED, m, cfg["pretrain"], ["en"], 1)
     assert "language_embeddings" not in mono.tracked()["model"] and not mono.model.language_embeddings
     assert mono.tracked()["model"]["mlm_head"] == "xlm"
+    # Liu et al.'s models are BERT's: no language embeddings, BERT's head and initialisation
+    liu = PretrainJob.build(["d"], ALL_SHARED, study.model_section(cfg), cfg["pretrain"], ["en", "fr", "de"], 1)
+    assert not liu.model.language_embeddings and (liu.model.mlm_head, liu.model.init) == ("bert", "bert")
+    assert liu.model.layer_norm_eps == 1e-12 and liu.model.activation_dropout == 0.0  # BERT's as well as XLM's
 
 
 def test_a_rows_language_embeddings_override_the_models():
