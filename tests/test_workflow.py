@@ -193,8 +193,9 @@ def test_demo_slice_end_to_end(slice_run):
     result = json.loads((tmp_path / target).read_text())
     assert result["meta"] == {"setting": "default", "pair": "en-fr", "task": "ner", "hp_id": "bs32_lr0.0005",
                               "pretrain_seed": 1, "finetune_seed": 1}
-    # span F1 of a tagger that learnt nothing is ~0; the testbed's entities are learnable
-    assert result["en_dev"] > 50, result
+    # span F1 of a tagger that learnt nothing is ~0; the testbed's entities are learnable (measured:
+    # 45 after 3 epochs on XLM's model of 40 updates, still rising; 56 on the earlier BERT-headed model)
+    assert result["en_dev"] > 30, result
     assert 0 <= result["tgt_test"] <= 100
     done = json.loads((tmp_path / "results/slice/pretrain/default/en-fr/seed1/done.json").read_text())
     assert done["updates"] == 40
@@ -219,7 +220,8 @@ def test_demo_slice_end_to_end(slice_run):
     assert all(0 <= emb[m][d]["p_at_1"] <= 100 for m in ("mlm", "fasttext") for d in ("forward", "reverse"))
     # Figure 5: the three models of layer 2, trained on English, tested on French
     assert set(transfer["tgt_test"]) == {"mlm_align", "bimlm", "bimlm_w"} and transfer["layer"] == 2
-    assert all(v > 30 for v in transfer["en_dev"].values()), transfer["en_dev"]
+    # English dev F1 well above a tagger that learnt nothing (~0; measured 23-38 on XLM's model)
+    assert all(v > 15 for v in transfer["en_dev"].values()), transfer["en_dev"]
     # each stage left its output where docs/ARCHITECTURE.md says
     for rel in ["corpus/en/wiki.train.txt", "bpe/default/en-fr/bpe.json", "bin/default/en-fr/dict.txt",
                 "bin/default/en-fr/fr/train.bin", "tasks/ner/fr/test.bio"]:
@@ -230,15 +232,18 @@ def _export_matches_the_model(run: Path) -> None:
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from xling.export import Pretokenizer
+    from xling.export import Pretokenizer, language_inputs
     from xling.pretrain.loader import load_encoder
 
     export = run / "hf/default/en-fr"
     ours = load_encoder(run / "pretrain/default/en-fr/seed1/checkpoint_best.pt", run / "bin/default/en-fr/dict.txt")
     model, tokenizer = AutoModelForMaskedLM.from_pretrained(export).eval(), AutoTokenizer.from_pretrained(export)
+    info = json.loads((export / "xling_export.json").read_text(encoding="utf-8"))
+    assert info["format"] == "XLMWithLMHeadModel" and info["language_input"] == "langs"  # the demo's model is XLM's
     for lang in ("en", "fr"):
         lines = (run / f"corpus/{lang}/wiki.test.txt").read_text(encoding="utf-8").splitlines()[:8]
         batch = tokenizer(Pretokenizer(export, lang)(lines), padding=True, truncation=True, return_tensors="pt")
+        batch.update(language_inputs(info, lang, batch["input_ids"]))
         mask = batch["attention_mask"].bool()
         with torch.no_grad():
             theirs = model(**batch, output_hidden_states=True).hidden_states
