@@ -80,7 +80,8 @@ def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(toy_data, tmp_path,
 def test_a_killed_gpu_job_leaves_nothing_and_resumes_to_the_full_count(toy_data, tmp_path, how):
     from test_pretrain_lifecycle import stop_and_resume
 
-    stop_and_resume(toy_data, tmp_path, how, gpus=GPUS)
+    # 300 updates, as the run: a GPU does the first 60 in about a second
+    stop_and_resume(toy_data, tmp_path, how, gpus=GPUS, pretrain={"max_epoch": 30})
 
 
 # --- fine-tuning, one job per task (CPU: test_finetune) ---------------------------------------------

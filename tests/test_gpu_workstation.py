@@ -39,8 +39,8 @@ def test_test_gpu_and_wheelhouse_targets():
 
 
 def test_the_overlay_only_puts_pretraining_and_finetuning_on_a_gpu():
-    """Only rule resources change: every job's params stay the CPU demo's, so a job finished on
-    either machine is not rerun by the other."""
+    """Only rule resources change (and pretraining's cores, for its data-loader workers): every
+    job's params stay the CPU demo's, so a job finished on either machine is not rerun by the other."""
     demo = xcfg.load(xcfg.REPO / "config" / "config.yaml", xcfg.REPO / "config" / "demo.yaml")
     gpu = xcfg.load(xcfg.REPO / "config" / "config.yaml", xcfg.REPO / "config" / "demo.yaml",
                     xcfg.REPO / "config" / "gpu1.yaml")
@@ -49,6 +49,8 @@ def test_the_overlay_only_puts_pretraining_and_finetuning_on_a_gpu():
     for family in gpu["rule_resources"]:
         expected = 1 if family in ("pretrain", "finetune") else demo["rule_resources"][family]["gpus"]
         assert rule_resources(gpu, family).get("gpu", 0) == expected, family
-        # the rest of each family's resources are the demo's
-        assert {k: v for k, v in rule_resources(gpu, family).items() if k not in ("gpu", "nodes")} == {
-            k: v for k, v in rule_resources(demo, family).items() if k not in ("gpu", "nodes")}
+        # the rest of each family's resources are the demo's, but pretraining's cores (its loaders)
+        changed = ("gpu", "nodes", "cpus_per_task") if family == "pretrain" else ("gpu", "nodes")
+        assert {k: v for k, v in rule_resources(gpu, family).items() if k not in changed} == {
+            k: v for k, v in rule_resources(demo, family).items() if k not in changed}
+    assert rule_resources(gpu, "pretrain")["cpus_per_task"] == 3

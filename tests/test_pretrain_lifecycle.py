@@ -107,11 +107,12 @@ def _run_until_checkpoint(spec, out, **popen):
 STOPS = ["SIGTERM to the launcher", "SIGINT to the process group", "SIGKILL to the launcher"]
 
 
-def stop_and_resume(data_dir, tmp_path, how: str, gpus: int = 0) -> None:
+def stop_and_resume(data_dir, tmp_path, how: str, gpus: int = 0, pretrain: dict | None = None) -> None:
     """Stop a running job as ``how`` says; no process of it may be left ``GONE_WITHIN_S`` later, its
-    checkpoint loads whole, and (after SIGTERM) the rerun resumes there and ends at the full count."""
+    checkpoint loads whole, and (after SIGTERM) the rerun resumes there and ends at the full count.
+    ``pretrain``: changes to the job's pretrain section (a GPU needs more updates to be caught)."""
     out = tmp_path / "job"
-    spec = job_spec(tmp_path / "spec.json", data_dir, out, gpus=gpus, num_workers=2)
+    spec = job_spec(tmp_path / "spec.json", data_dir, out, gpus=gpus, num_workers=2, pretrain=pretrain)
     name, _, target = how.split(" ", 2)
     job = _run_until_checkpoint(spec, out, start_new_session=True)
     tree = [lifecycle.psutil.Process(job.pid), *descendants(job.pid)]
