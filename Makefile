@@ -9,6 +9,8 @@ CORES ?= all
 # a core and well under 2 GB of GPU memory; the GPU session measures what GPU_JOBS pays best.
 GPUS ?= 0
 GPU_JOBS ?= 4
+# more config overlays, read after the demo's (e.g. CONFIG=config/demo_full_gpu.yaml)
+CONFIG ?=
 ifeq ($(GPUS),0)
 GPU_ARGS :=
 else ifeq ($(GPUS),1)
@@ -25,11 +27,11 @@ venv:
 	@bash scripts/bootstrap.sh
 
 demo: venv
-	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(GPU_ARGS) --cores $(CORES) all
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(CONFIG) $(GPU_ARGS) --cores $(CORES) all
 
 # The testbed in the regime where Table 1's findings appear, with 3 pretraining seeds (2 h 45 min on 2 cores)
 demo-full: venv
-	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(GPU_ARGS) \
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(CONFIG) $(GPU_ARGS) \
 		--cores $(CORES) all
 
 # Liu et al. 2020 on the testbed (its own target; reuses the demo's corpus when `make demo` ran)

@@ -27,6 +27,21 @@ def test_a_gpu_demo_adds_the_overlay_and_places_on_the_gpu(target, configs):
     assert f"--configfile {configs} config/gpu1.yaml --resources gpu=3 --cores" in gpu
 
 
+def test_the_gpu_regime_of_make_demo_full():
+    """config/demo_full_gpu.yaml: issue 29's 3,000-update sentence regime with 5 pretraining seeds,
+    in a results folder of its own, read after the demo's configs and before the GPU overlay."""
+    from xling.pretrain.schedule import schedule
+
+    cmd = make_n("demo-full", "GPUS=1", "CONFIG=config/demo_full_gpu.yaml", "VENV=/nonexistent").stdout
+    assert ("--configfile config/demo.yaml config/demo_full.yaml config/demo_full_gpu.yaml config/gpu1.yaml "
+            "--resources gpu=4") in cmd
+    cfg = xcfg.load(*(xcfg.REPO / "config" / f for f in ("config.yaml", "demo.yaml", "demo_full.yaml",
+                                                         "demo_full_gpu.yaml", "gpu1.yaml")))
+    assert schedule(cfg["pretrain"], cfg["model"]).max_updates == 3000
+    assert cfg["pretrain"]["sample_break_mode"] == "eos" and len(cfg["seeds"]["pretrain"]) == 5
+    assert all("demo_full_gpu" in str(p) for p in (cfg["download"]["mirror"], cfg["licensed"]["levow_zh"]["path"]))
+
+
 def test_more_than_one_local_gpu_is_refused():
     got = make_n("demo", "GPUS=2")
     assert got.returncode != 0 and "only one GPU is supported" in got.stderr
