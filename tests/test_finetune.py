@@ -218,6 +218,7 @@ def test_bad_task_files_name_file_and_line(tmp_path):
         read_bio(b)
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_tiny_finetune_on_cuda(task_dir):
     torch.manual_seed(0)
