@@ -492,7 +492,9 @@ def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice
     import tarfile
 
     workdir, configs = slice_run
-    (tmp_path / "nolu.yaml").write_text("liu2020: {languages: []}\n")
+    # without Liu et al.; the slice's 15-way file has 100 rows
+    (tmp_path / "nolu.yaml").write_text("liu2020: {languages: []}\n"
+                                        "analysis: {cka_sentences: 100, shared_space: {rows: 100}}\n")
     configs = [*configs, str(tmp_path / "nolu.yaml")]
     proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", "bundle", "report", timeout=1800)
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
@@ -549,6 +551,8 @@ def test_a_grid_of_several_learning_rates_trains_as_one_job(slice_run, tmp_path)
     results = [json.loads((workdir / c).read_text()) for c in cells]
     assert [r["meta"]["hp_id"] for r in results] == ["bs32_lr0.0005", "bs32_lr0.0001"]
     assert [r["hp"]["lr"] for r in results] == [5.0e-4, 1.0e-4]
-    assert all(r["en_dev"] > 30 for r in results), [r["en_dev"] for r in results]
+    # each cell trained with its own rate: the slice's rate learns English as its cell job does;
+    # a fifth of it, in 3 epochs, less
+    assert results[0]["en_dev"] > 30 and results[0]["en_dev"] != results[1]["en_dev"], [r["en_dev"] for r in results]
     bench = workdir / "benchmarks/slice/finetune/default/en-fr/seed1/ner/grid_bs32/seed1.tsv"
     assert bench.is_file()
