@@ -503,11 +503,14 @@ def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice
     fresh.mkdir()
     for name in ("bundle.tar.gz", "bundle.config.yaml"):
         shutil.copy(run / name, fresh / name)
-    args = ["--cores", "2", "--configfile", "bundle.config.yaml", "--config", "bundle=bundle.tar.gz", "--", "report"]
-    proc = snakemake(fresh, "-n", *args)
+    def args(d):  # --configfile is read from the caller's directory, not --directory's
+        return ["--cores", "2", "--configfile", str(d / "bundle.config.yaml"),
+                "--config", f"bundle={d / 'bundle.tar.gz'}", "--", "report"]
+
+    proc = snakemake(fresh, "-n", *args(fresh))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert set(job_counts(proc.stdout)) <= REPORT_STAGE and job_counts(proc.stdout)["unpack_bundle"] == 1
-    proc = snakemake(fresh, *args)
+    proc = snakemake(fresh, *args(fresh))
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
     for name in ("table1.csv", "findings.csv", "figure4.csv", "figure5.csv", "shared_space.csv", "table1_vs_paper.csv"):
         assert (fresh / "results/slice/report" / name).read_bytes() == (run / "report" / name).read_bytes(), name
@@ -528,7 +531,7 @@ def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice
                 victim, data = m.name, data.replace(b'"tgt_test": ', b'"tgt_test": 1', 1)
                 m.size = len(data)
             dst.addfile(m, io.BytesIO(data))
-    proc = snakemake(tampered, *args)
+    proc = snakemake(tampered, *args(tampered))
     assert proc.returncode != 0 and f"bundle.tar.gz:{victim}" in proc.stdout + proc.stderr
     assert not (tampered / "results").exists()
 
