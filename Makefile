@@ -3,18 +3,36 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake
 CORES ?= all
+# A one-GPU workstation: `make demo GPUS=1` puts pretraining and fine-tuning on the GPU
+# (config/gpu1.yaml) and lets GPU_JOBS of them share it at once: Snakemake's `gpu` resource then
+# counts places on the one GPU (each job asks for 1 and uses the first device). A testbed job takes
+# a core and well under 2 GB of GPU memory; the GPU session measures what GPU_JOBS pays best.
+GPUS ?= 0
+GPU_JOBS ?= 4
+# more config overlays, read after the demo's (e.g. CONFIG=config/demo_full_gpu.yaml)
+CONFIG ?=
+ifeq ($(GPUS),0)
+GPU_ARGS :=
+else ifeq ($(GPUS),1)
+GPU_ARGS := config/gpu1.yaml --resources gpu=$(GPU_JOBS)
+else
+$(error GPUS=$(GPUS): locally only one GPU is supported (every job would use the first); use the slurm profile)
+endif
+# wheelhouse: PY names the target Python's version (`make wheelhouse PY=3.12`); default the venv's
+WHEELHOUSE_PY = $(if $(findstring /,$(PY)),,--python $(PY))
 
-.PHONY: venv demo demo-full demo-liu bundle report-from-bundle test test-fast lint slurm-test dry-run clean-demo
+.PHONY: venv demo demo-full demo-liu bundle report-from-bundle test test-fast test-gpu lint slurm-test dry-run clean-demo wheelhouse
 
 venv:
 	@bash scripts/bootstrap.sh
 
 demo: venv
-	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) all
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(CONFIG) $(GPU_ARGS) --cores $(CORES) all
 
 # The testbed in the regime where Table 1's findings appear, with 3 pretraining seeds (2 h 45 min on 2 cores)
 demo-full: venv
-	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml --cores $(CORES) all
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(CONFIG) $(GPU_ARGS) \
+		--cores $(CORES) all
 
 # Liu et al. 2020 on the testbed (its own target; reuses the demo's corpus when `make demo` ran)
 demo-liu: venv
@@ -44,6 +62,17 @@ lint: venv
 
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow and not slurm"
+
+# The GPU paths on one CUDA device (tests/test_gpu.py and the other `gpu`-marked tests); each is
+# skipped, with the reason, where CUDA is absent
+test-gpu: venv
+	$(PY) -m pytest -q -m gpu
+
+# Wheels for a GPU node without internet (docs/cluster.md): run where an index is reachable, then
+# scripts/install_offline.sh wheelhouse/py<version> on the node. INTERPRETER=/path/to/python<version>
+# (with torch) also builds fairseq's wheel here; otherwise the node compiles it from its source.
+wheelhouse: venv
+	$(VENV)/bin/python scripts/wheelhouse.py $(WHEELHOUSE_PY) $(if $(INTERPRETER),--interpreter $(INTERPRETER))
 
 slurm-test: venv
 	$(PY) -m pytest -q -m slurm

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from fairseq.data import Dictionary
 from torch import nn
 
 # the toy tasks; test_finetune_real_encoder imports some of them from here
-from support.toy_tasks import LANGS, SUFFIX, WORDS, files, job, make_ner, make_nli, make_ud, per_word  # noqa: F401
+from support.toy_tasks import LANGS, SUFFIX, WORDS, files, job, make_ner, make_nli, make_ud, per_word, write_task_dir  # noqa: F401,E501
 from xling.config import grid_cells, hp_id, load_yaml
 from xling.errors import InputError
 from xling.finetune import finetune
@@ -61,15 +60,7 @@ class TinyEncoder(nn.Module):
 
 @pytest.fixture(scope="module")
 def task_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tasks")
-    rng = random.Random(0)
-    for task, make, suffix in [("xnli", make_nli, "tsv"), ("ner", make_ner, "bio"), ("parsing", make_ud, "conllu")]:
-        for lang in LANGS:
-            for split, n in [("train", 240), ("dev", 60), ("test", 60)]:
-                p = root / task / lang / f"{split}.{suffix}"
-                p.parent.mkdir(parents=True, exist_ok=True)
-                p.write_text(make(rng, n), encoding="utf-8")
-    return root
+    return write_task_dir(tmp_path_factory.mktemp("tasks"), seed=0, sizes={"train": 240, "dev": 60, "test": 60})
 
 
 CASES = {
@@ -218,6 +209,7 @@ def test_bad_task_files_name_file_and_line(tmp_path):
         read_bio(b)
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_tiny_finetune_on_cuda(task_dir):
     torch.manual_seed(0)

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import xling.finetune.tasks as tasks_module
-from support.toy_tasks import LANGS, WORDS, files, job, make_ner, make_nli, make_ud, per_word
+from support.toy_tasks import LANGS, WORDS, files, job, per_word, write_task_dir
 from xling.config import grid_cells, hp_id, load_yaml
 from xling.finetune import GridSettings, finetune, finetune_grid, run_finetune, run_grid
 from xling.finetune.cell_encoder import CellEncoder
@@ -47,15 +47,7 @@ def no_dropout(monkeypatch):
 
 @pytest.fixture(scope="module")
 def task_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("grid_tasks")
-    rng = random.Random(1)
-    for task, make, suffix in [("xnli", make_nli, "tsv"), ("ner", make_ner, "bio"), ("parsing", make_ud, "conllu")]:
-        for lang in LANGS:
-            for split, n in [("train", 64), ("dev", 30), ("test", 30)]:
-                p = root / task / lang / f"{split}.{suffix}"
-                p.parent.mkdir(parents=True, exist_ok=True)
-                p.write_text(make(rng, n), encoding="utf-8")
-    return root
+    return write_task_dir(tmp_path_factory.mktemp("grid_tasks"), seed=1, sizes={"train": 64, "dev": 30, "test": 30})
 
 
 # XLM's model (the paper config's): language embeddings, the tied head, eps 1e-12, no dropout after the activation

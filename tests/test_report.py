@@ -173,8 +173,8 @@ def test_a_part_of_table1_is_the_whole_table_restricted_and_beside_the_paper(fin
     whole = {r["model"]: r for r in csv.DictReader((tmp_path / "all" / "table1.csv").open(encoding="utf-8"))}
     results = sorted(finetune_dir.rglob("result.json"))
     no_anchors = [p for p in results if "/no_anchors/" in p.as_posix()]
-    build_part(no_anchors, tmp_path / "row.md", tmp_path / "row.csv", "Table 1, row No anchors", ["no_anchors"],
-               LABELS, PAIRS, TASKS, top_k=2)
+    build_part(no_anchors, tmp_path / "row.md", tmp_path / "row.csv", "Table 1, row No anchors",
+               settings=["no_anchors"], labels=LABELS, pairs=PAIRS, tasks=TASKS, top_k=2)
     md = (tmp_path / "row.md").read_text(encoding="utf-8")
     assert md.startswith("# Table 1, row No anchors\n") and "| No anchors | 59.5 | 62.5 | – |" in md
     rows = {(r["task"], r["column"]): r for r in csv.DictReader((tmp_path / "row.csv").open(encoding="utf-8"))}
@@ -183,8 +183,8 @@ def test_a_part_of_table1_is_the_whole_table_restricted_and_beside_the_paper(fin
     assert float(rows[("xnli", "fr")]["published"]) == pytest.approx(published_table1()["No anchors"]["xnli_fr"])
     assert rows[("xnli", "delta")]["reproduced"] == ""  # no Default row in the part
     # one pair's columns: every row of that pair, Δ over that pair only
-    build_part(results, tmp_path / "pair.md", tmp_path / "pair.csv", "Table 1, en-fr", SETTINGS, LABELS, ["en-fr"],
-               TASKS, top_k=2)
+    build_part(results, tmp_path / "pair.md", tmp_path / "pair.csv", "Table 1, en-fr", settings=SETTINGS,
+               labels=LABELS, pairs=["en-fr"], tasks=TASKS, top_k=2)
     pair = {(r["setting"], r["task"], r["column"]): r
             for r in csv.DictReader((tmp_path / "pair.csv").open(encoding="utf-8"))}
     assert {c for _, _, c in pair} == {"fr", "delta"}

@@ -64,6 +64,21 @@ def make_ud(rng, n):
 SUFFIX = {"xnli": "tsv", "ner": "bio", "parsing": "conllu"}
 
 
+def write_task_dir(root, seed: int, sizes: dict[str, int]):
+    """Every task's train/dev/test files of LANGS under ``root/<task>/<lang>/`` (``sizes``: split ->
+    examples), as the task-data stage writes them; returns ``root``."""
+    import random
+
+    rng = random.Random(seed)
+    for task, make, suffix in [("xnli", make_nli, "tsv"), ("ner", make_ner, "bio"), ("parsing", make_ud, "conllu")]:
+        for lang in LANGS:
+            for split, n in sizes.items():
+                p = root / task / lang / f"{split}.{suffix}"
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_text(make(rng, n), encoding="utf-8")
+    return root
+
+
 def job(task, hp, epochs, seed, max_seq_len=64, **kw) -> FinetuneJob:
     """An en -> fr job of the fine-tuning rule's shape."""
     return FinetuneJob(task=task, src_lang="en", tgt_lang="fr", hp=hp, epochs=epochs, seed=seed,

@@ -8,6 +8,7 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -240,28 +241,56 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def run_processes(cmds: list[list[str]], log, env: dict[str, str]) -> int:
+def run_processes(cmds: list[list[str]], log, env: dict[str, str], poll_s: float = 0.2) -> int:
     """Run the ranks of one training together; the first failure stops the others (a rank left
-    waiting at a collective would never return). Returns the first non-zero exit code, else 0."""
+    waiting at a collective would never return). Returns the first non-zero exit code, else 0.
+
+    Each rank runs in its own process group with its data-loader workers, and the group is
+    killed whatever way the rank ends, so no worker outlives it. A stop signal to this process
+    (SIGTERM, SIGINT, SLURM's warning signals: :mod:`xling.pretrain.lifecycle`) is passed on to
+    the ranks, which kill their workers and exit; after ``GRACE_S`` what is left is killed and
+    :class:`JobStopped` raised."""
     import time
 
-    procs = [subprocess.Popen(resolve_executable(c), stdout=log, stderr=subprocess.STDOUT, env=env) for c in cmds]
-    try:
-        while True:
-            codes = [p.poll() for p in procs]
-            failed = [c for c in codes if c not in (None, 0)]
-            if failed or all(c == 0 for c in codes):
-                return failed[0] if failed else 0
-            time.sleep(0.5)
-    finally:
+    from xling.pretrain.lifecycle import GRACE_S, PARENT_ENV, JobStopped, forwarded_signals, kill_group
+
+    procs: list[subprocess.Popen] = []
+
+    def stop(signum: int) -> None:
         for p in procs:
             if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+                p.send_signal(signal.SIGTERM)
+
+    rank_env = {**env, PARENT_ENV: str(os.getpid())}
+    with forwarded_signals(stop) as received:
+        try:
+            for c in cmds:
+                procs.append(subprocess.Popen(resolve_executable(c), stdout=log, stderr=subprocess.STDOUT,
+                                              env=rank_env, process_group=0))
+            deadline = None
+            while True:
+                codes = [p.poll() for p in procs]
+                if received:
+                    deadline = deadline or time.monotonic() + GRACE_S
+                    if all(c is not None for c in codes) or time.monotonic() > deadline:
+                        raise JobStopped(received[0])
+                else:
+                    failed = [c for c in codes if c not in (None, 0)]
+                    if failed or all(c == 0 for c in codes):
+                        return failed[0] if failed else 0
+                time.sleep(poll_s)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.terminate()
+            end = time.monotonic() + GRACE_S
+            for p in procs:
+                try:
+                    p.wait(timeout=max(0.0, end - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+                # the rank and whatever it left behind (workers, its own children)
+                kill_group(p.pid)
                 p.wait()
 
 
@@ -290,7 +319,11 @@ def run_pretraining(cmd: list[str] | list[list[str]], save_dir: str | Path, lang
                       + (f"# {repaired}\n" if repaired else "")
                       + "".join(f"# {' '.join(c)}\n" for c in cmds))
             log.flush()
-            code = run_processes(cmds, log, fairseq_env(threads))
+            try:
+                code = run_processes(cmds, log, fairseq_env(threads))
+            except Exception as exc:  # JobStopped: the log says why the invocation ended
+                log.write(f"# {exc}\n")
+                raise
         if code != 0:
             raise RuntimeError(f"fairseq-train failed with exit code {code}: see {log_path}")
         done = checkpoint_updates(last)

@@ -70,30 +70,17 @@ def build_report(
     return {"cells": len(cells), "table": table}
 
 
-def build_part(
-    results,
-    out_md: Path,
-    out_csv: Path,
-    title: str,
-    settings: Sequence[str],
-    labels: dict[str, str],
-    pairs: Sequence[str],
-    tasks: Sequence[str],
-    top_k: int = 2,
-    baseline: str = "default",
-    source: str = "en",
-    note: str | None = None,
-    unavailable: dict[str, dict[str, str]] | None = None,
-) -> dict:
+def build_part(results, out_md: Path, out_csv: Path, title: str, note: str | None = None, **table) -> dict:
     """One part of Table 1 (a row, or a language pair's columns) beside the paper's numbers:
     ``out_md`` (the part as Table 1 prints it, then reproduced / published per cell) and
-    ``out_csv`` (the comparison rows). Δ needs the baseline row and every pair: it is shown only
-    where the part has both, and is otherwise left to the whole table."""
-    cells, table = table1_from_results(results, settings, labels, pairs, tasks, top_k, baseline, source, unavailable)
-    rows = comparison_rows(table, published_table1())
-    text = f"# {title}\n\n" + table1_markdown(table, note) + "\n" + comparison_markdown(table, rows)
+    ``out_csv`` (the comparison rows); ``table``: ``table1_from_results``' arguments for the part.
+    Δ needs the baseline row and every pair: it is shown only where the part has both, and is
+    otherwise left to the whole table."""
+    cells, t = table1_from_results(results, **table)
+    rows = comparison_rows(t, published_table1())
+    text = f"# {title}\n\n" + table1_markdown(t, note) + "\n" + comparison_markdown(t, rows)
     with atomic_write(out_md) as fh:
         fh.write(text)
     with atomic_write(out_csv) as fh:
         fh.write(comparison_csv(rows))
-    return {"cells": len(cells), "table": table}
+    return {"cells": len(cells), "table": t}

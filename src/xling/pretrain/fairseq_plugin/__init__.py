@@ -6,4 +6,8 @@ imports below make the registering modules load once, under ``xling.pretrain...`
 the plugin is reached through ``--user-dir`` or a normal ``import``."""
 
 from xling.pretrain.fairseq_plugin import mlm_model, mlm_task, optim  # noqa: F401
+from xling.pretrain.lifecycle import install_rank
 from xling.pretrain.names import USER_DIR  # noqa: F401 - where fairseq is told to find this
+
+# in a fairseq-train started by the launcher: stop signals end it with its data-loader workers
+install_rank()

@@ -116,6 +116,24 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         self._late_loss = Deferred() if getattr(args, "deferred_loss_log", False) else None
         self._shapes_seen: set = set()
 
+    def get_batch_iterator(self, *args, **kwargs):
+        """fairseq's iterator with data-loader workers that end with each pass over the data.
+
+        fairseq asks for persistent workers (its default; this legacy task has no ``cfg`` to say
+        otherwise) but builds a new iterator, with its own workers, every epoch: the resampled
+        training set cannot reuse one. The old iterators sit in a reference cycle (the batch
+        sampler holds a method of its iterator), so their workers live on until the garbage
+        collector frees them, at whatever allocation triggers it: an epoch start, a checkpoint
+        save, the exit. The collector first runs the weakref finalizers that close each worker's
+        index queue, so the iterator's own shutdown then sends its "stop" message into a closed
+        queue and waits ``MP_STATUS_CHECK_INTERVAL`` (5 s) per worker before killing it: 4 workers
+        x 6 iterators were the ~120 s exit and the ~20 s epoch-start stalls of issue 29 (reproduced
+        on CPU by bench/bench_pretrain_workers.py). Non-persistent workers are shut down by the
+        iterator itself, with its queues open, as soon as its pass ends."""
+        epoch_iter = super().get_batch_iterator(*args, **kwargs)
+        epoch_iter.persistent_workers = False  # read when its DataLoader is built, lazily
+        return epoch_iter
+
     # -- helpers ---------------------------------------------------------------------
     def _data_path(self, epoch: int) -> str:
         from fairseq import utils

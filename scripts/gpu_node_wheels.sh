@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Wheels for a GPU machine that reaches no index and already has Python 3.12 with a CUDA torch and
+# the packages listed in scripts/gpu_node_packages.txt (its image): what the pipeline needs beyond
+# them, in a folder the repository ignores, small enough to travel with a copy of the repository.
+#
+#   scripts/gpu_node_wheels.sh [tests|demo] [OUT]      # default: tests, .whl
+#
+#   tests: what `pytest -m gpu tests/test_gpu.py tests/test_finetune.py` imports (fairseq, faiss, ...)
+#   demo:  everything else `make demo` / `make demo-full` needs (Snakemake, the tokenisers, ...);
+#          a second copy, after the first was installed (the two together are over 64 MB)
+#
+# Then, on the machine, in the repository copy (one command):
+#   PYTHON=python3 scripts/install_offline.sh .whl /tmp/venv && . /tmp/venv/bin/activate
+# which compiles fairseq from its source there against the machine's torch (a minute or two).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+group=${1:-tests}
+out=${2:-.whl}
+case "$group" in
+  tests) only=(fairseq-fixed faiss-cpu jsonschema sacremoses tensorboardX seqeval conllu subword-nmt pyyaml psutil
+               pytest pytest-timeout) ;;
+  # not gensim (Liu et al.'s word2vec) nor pythainlp (Thai): 50 MB that make demo / demo-full never import
+  demo) only=(snakemake snakemake-executor-plugin-slurm pandas jieba wikiextractor fasttext-numpy2 eflomal scipy
+              matplotlib tqdm) ;;
+  *) echo "gpu_node_wheels: unknown group $group (tests or demo)" >&2; exit 2 ;;
+esac
+# the folder travels with the working tree but is never committed
+if [[ -d .git || -f .git ]]; then
+  exclude=$(git rev-parse --git-path info/exclude)
+  mkdir -p "$(dirname "$exclude")"
+  grep -qxF "/${out#./}/" "$exclude" 2>/dev/null || echo "/${out#./}/" >> "$exclude"
+fi
+python=${WHEELHOUSE_PYTHON:-.venv/bin/python}
+[[ -x "$python" ]] || python=python3
+"$python" scripts/wheelhouse.py --python 3.12 --out "$out" --only "${only[@]}" \
+  --skip-file scripts/gpu_node_packages.txt
+size=$(du -sm "$out" | cut -f1)
+echo "$out: ${size} MiB for group $group"
+if (( size > 56 )); then
+  echo "gpu_node_wheels: over 56 MiB: a copy of the repository with it may not travel; build fewer names" >&2
+fi

@@ -1,0 +1,106 @@
+"""A pretraining job as the ``pretrain`` rule runs it (:func:`xling.pretrain.run.pretrain_job`: the
+real fairseq-train with the plugin), in a process of its own, and what a test watches of it: the
+processes it started and the lines of fairseq's log as they arrive.
+
+``python -m support.pretrain_job SPEC.json`` (with tests/ on the path) runs the job a spec file
+describes; :func:`job_spec` writes one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from support.toy_data import TINY_MODEL, TINY_PRETRAIN
+
+TESTS = Path(__file__).resolve().parents[1]
+# 10 updates per validation, 60 in all, a checkpoint at each validation, a log line per update;
+# on the toy data (100 sentences a language) fairseq starts a new epoch (and data loader) every
+# ~11 updates, so a job goes through several
+JOB_MODEL = dict(TINY_MODEL, layers=2, dim=32, ffn_dim=64, tokens_per_sample=32)
+JOB_PRETRAIN = dict(TINY_PRETRAIN, batch_size_per_gpu=8, streams_per_epoch_per_gpu=80, max_epoch=6,
+                    save_interval_updates=10, log_interval=1, precision="fp16")
+SETTINGS = {"default": {"separate": {"embeddings": False, "layers": 0}},
+            "sep_emb": {"separate": {"embeddings": True, "layers": 0}}}
+
+
+def job_spec(path: Path, data_dir: Path, out_dir: Path, setting: str = "default", gpus: int = 0,
+             num_workers: int = 0, pretrain: dict | None = None, model: dict | None = None) -> Path:
+    """Write the arguments of one pretrain_job to ``path`` (JSON)."""
+    spec = {"data_dir": str(data_dir), "done_path": str(Path(out_dir) / "done.json"),
+            "setting": SETTINGS[setting], "model": {**JOB_MODEL, **(model or {})},
+            "pretrain": {**JOB_PRETRAIN, **(pretrain or {})}, "languages": ["en", "fr"], "gpus": gpus,
+            "seed": 1, "threads": 1, "num_workers": num_workers}
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def start(spec: Path, **popen) -> subprocess.Popen:
+    """The job in a new Python process (its launcher), as Snakemake starts a rule's script."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-m", "support.pretrain_job", str(spec)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
+
+
+def descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def alive(procs: list[psutil.Process]) -> list[psutil.Process]:
+    """Those still running (a zombie is dead: only its exit status is left for a parent to read)."""
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def wait_gone(procs: list[psutil.Process], timeout: float) -> tuple[list[psutil.Process], float]:
+    """Wait until none of ``procs`` runs or ``timeout`` passed; (those left, seconds waited)."""
+    t0 = time.monotonic()
+    while (left := alive(procs)) and time.monotonic() - t0 < timeout:
+        time.sleep(0.05)
+    return left, time.monotonic() - t0
+
+
+class LogWatch:
+    """The lines fairseq appends to a log file, each with the monotonic time it was first seen."""
+
+    def __init__(self, path: Path):
+        self.path, self.lines, self._pos = Path(path), [], 0
+
+    def poll(self) -> list[tuple[float, str]]:
+        if self.path.exists():
+            with open(self.path, "rb") as fh:
+                fh.seek(self._pos)
+                chunk = fh.read()
+            complete = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written waits
+            self._pos += len(complete)
+            now = time.monotonic()
+            self.lines += [(now, line) for line in complete.decode("utf-8", "replace").splitlines()]
+        return self.lines
+
+    def times_of(self, tag: str) -> list[float]:
+        return [t for t, line in self.lines if f"| {tag} |" in line]
+
+
+def main(spec_path: str) -> None:
+    from xling.pretrain.run import pretrain_job
+
+    spec = json.loads(Path(spec_path).read_text())
+    print(json.dumps(pretrain_job(**spec)), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

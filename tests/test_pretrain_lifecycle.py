@@ -1,0 +1,200 @@
+"""A pretraining job starts, finishes and dies cleanly (issue 29): a stop signal, however it is
+sent, leaves no process of the job behind within seconds and a checkpoint the rerun resumes from;
+a finished job exits soon after its last update; data-loader workers do not pile up epoch after
+epoch."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from support.pretrain_job import LogWatch, alive, descendants, job_spec, start, wait_gone
+from support.toy_data import write_toy_data
+from xling.pretrain import lifecycle
+from xling.pretrain.run import checkpoint_updates
+from xling.pretrain.schedule import schedule
+
+# the issue's bound for a killed job on a GPU node
+GONE_WITHIN_S = 10.0
+
+
+def test_kill_descendants_kills_children_and_grandchildren():
+    shell = subprocess.Popen(["sh", "-c", "sleep 60 & sleep 60 & wait"])
+    deadline = time.monotonic() + 10
+    while len(descendants(shell.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    tree = descendants(shell.pid)
+    assert lifecycle.kill_descendants(shell.pid) == 2
+    assert not alive(tree)
+    shell.wait(timeout=10)
+
+
+def test_stop_signals_are_forwarded_once_and_the_old_handlers_come_back():
+    before = {sig: signal.getsignal(sig) for sig in lifecycle.STOP_SIGNALS}
+    calls = []
+    with lifecycle.forwarded_signals(calls.append) as received:
+        os.kill(os.getpid(), signal.SIGUSR1)  # SLURM's --signal=USR1@T warning
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+    assert calls == [signal.SIGUSR1] and received == [signal.SIGUSR1]
+    assert {sig: signal.getsignal(sig) for sig in lifecycle.STOP_SIGNALS} == before
+
+
+def test_the_plugin_installs_nothing_outside_a_launched_job(monkeypatch):
+    monkeypatch.delenv(lifecycle.PARENT_ENV, raising=False)
+    before = signal.getsignal(signal.SIGTERM)
+    assert lifecycle.install_rank() is False
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+# a "rank" as the plugin makes one (install_rank), with a forked child standing for a data-loader
+# worker, started by a "launcher" that is then killed outright
+RANK = """
+import multiprocessing, os, sys, time
+os.environ["{env}"] = str(os.getppid())
+from xling.pretrain.lifecycle import install_rank
+assert install_rank()
+worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+worker.start()
+print(os.getpid(), worker.pid, flush=True)
+time.sleep(60)
+"""
+LAUNCHER = """
+import subprocess, sys
+rank = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdout=sys.stdout)
+rank.wait()
+"""
+
+
+def test_a_rank_and_its_workers_die_with_their_launcher():
+    """SIGKILL (an OOM kill, SLURM's last word) leaves the launcher no chance to clean up: the
+    kernel tells the rank (PR_SET_PDEATHSIG), which kills its workers."""
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, RANK.format(env=lifecycle.PARENT_ENV)],
+                                stdout=subprocess.PIPE, text=True)
+    rank_pid, worker_pid = map(int, launcher.stdout.readline().split())
+    tree = descendants(launcher.pid)
+    assert {p.pid for p in tree} == {rank_pid, worker_pid}
+    launcher.kill()
+    launcher.wait()
+    left, _ = wait_gone(tree, GONE_WITHIN_S)
+    assert not left, f"survived their launcher: {left}"
+
+
+@pytest.fixture(scope="module")
+def toy_data(tmp_path_factory):
+    return write_toy_data(tmp_path_factory.mktemp("bin") / "en-fr", ["en", "fr"], n_train=100, seed=3)
+
+
+def _run_until_checkpoint(spec, out, **popen):
+    """Start the job; return it once it has a checkpoint and data-loader workers running."""
+    job = start(spec, **popen)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and job.poll() is None:
+        # the launcher, fairseq-train and its workers
+        if (out / "fairseq" / "checkpoint_last.pt").exists() and len(descendants(job.pid)) >= 2:
+            return job
+        time.sleep(0.05)
+    job.kill()
+    pytest.fail(f"no checkpoint and workers in time:\n{job.communicate()[0]}")
+
+
+STOPS = ["SIGTERM to the launcher", "SIGINT to the process group", "SIGKILL to the launcher"]
+
+
+def stop_and_resume(data_dir, tmp_path, how: str, gpus: int = 0, pretrain: dict | None = None) -> None:
+    """Stop a running job as ``how`` says; no process of it may be left ``GONE_WITHIN_S`` later, its
+    checkpoint loads whole, and (after SIGTERM) the rerun resumes there and ends at the full count.
+    ``pretrain``: changes to the job's pretrain section (a GPU needs more updates to be caught)."""
+    out = tmp_path / "job"
+    spec = job_spec(tmp_path / "spec.json", data_dir, out, gpus=gpus, num_workers=2, pretrain=pretrain)
+    name, _, target = how.split(" ", 2)
+    job = _run_until_checkpoint(spec, out, start_new_session=True)
+    tree = [lifecycle.psutil.Process(job.pid), *descendants(job.pid)]
+    sig = signal.Signals[name]
+    if target == "the process group":  # a terminal's Ctrl-C
+        os.killpg(job.pid, sig)
+    else:  # `kill <pid>`, SLURM's signal to the job's script
+        os.kill(job.pid, sig)
+    left, took = wait_gone(tree, GONE_WITHIN_S)
+    assert not left, f"{how}: alive after {took:.1f} s: {[p.cmdline()[:3] for p in left]}"
+    output = job.communicate(timeout=10)[0]
+    if sig != signal.SIGKILL:
+        assert job.returncode != 0 and f"stopped by {name}" in output, output
+
+    # what it leaves is a checkpoint torch loads whole, with the updates done so far
+    last = out / "fairseq" / "checkpoint_last.pt"
+    done_before = checkpoint_updates(last)
+    state = torch.load(last, map_location="cpu", weights_only=False)
+    assert state["optimizer_history"][-1]["num_updates"] == done_before
+    args = json.loads(spec.read_text())
+    total = schedule(args["pretrain"], args["model"]).max_updates
+    assert 0 < done_before < total
+    if name != "SIGTERM":
+        return
+    # the rerun (Snakemake's, after a requeue) resumes there and ends at the full count
+    rerun = start(spec)
+    output = rerun.communicate(timeout=300)[0]
+    assert rerun.returncode == 0, output
+    done = json.loads((out / "done.json").read_text())
+    assert done["updates"] == total and done["invocations"] == 2
+    assert done["batch"]["device"] == ("cuda" if gpus else "cpu")
+    log = (out / "train.log").read_text()
+    resumed = re.findall(r"Loaded checkpoint \S+checkpoint_last\.pt \(epoch \d+ @ (\d+) updates\)", log)
+    assert [int(n) for n in resumed] == [done_before]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", STOPS)
+def test_a_stopped_job_leaves_no_process_and_a_checkpoint_the_rerun_resumes(toy_data, tmp_path, how):
+    stop_and_resume(toy_data, tmp_path, how)
+
+
+@pytest.mark.slow
+def test_a_job_exits_soon_after_its_last_update_and_its_workers_do_not_pile_up(toy_data, tmp_path):
+    finish_cleanly(toy_data, tmp_path)
+
+
+def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting: str = "default",
+                   precision: str = "fp16") -> dict:
+    """fairseq builds a data loader per epoch; with persistent workers each one's workers lived
+    on until the garbage collector stalled the job 5 s per worker to end them (at epoch starts,
+    checkpoint saves and the exit). Here the job's processes stay at one training and one
+    validation loader's workers, and the time from the last update to the job's end (the last
+    validation, the last checkpoint, the exit) stays a fraction of the training time. Returns
+    done.json with the timings."""
+    out = tmp_path / "job"
+    spec = job_spec(tmp_path / "spec.json", data_dir, out, setting=setting, gpus=gpus, num_workers=workers,
+                    pretrain={"precision": precision})
+    watch = LogWatch(out / "train.log")
+    job = start(spec)
+    most = 0
+    while job.poll() is None:
+        most = max(most, len(alive(descendants(job.pid))))
+        watch.poll()
+        time.sleep(0.02)
+    ended = time.monotonic()
+    watch.poll()
+    assert job.returncode == 0, job.communicate()[0]
+    # fairseq-train, and its workers of one training and one validation pass at most
+    assert 1 + workers <= most <= 1 + 2 * workers, most
+    updates = watch.times_of("train_inner")
+    epochs = sum("begin training epoch" in line for _, line in watch.lines)
+    assert len(updates) == json.loads((out / "done.json").read_text())["updates"] and epochs >= 4
+    train_s, exit_s = updates[-1] - updates[0], ended - updates[-1]
+    # the last validation, checkpoint, fairseq's exit and done.json: ~3 s on a loaded 2-core
+    # machine, against ~40 s with the stale workers (a fraction of it were the bug on a GPU node,
+    # where training takes as long as here and the exit took 122 s)
+    assert exit_s < max(10.0, train_s), (exit_s, train_s)
+    # no stall between two updates (an epoch start, a validation, a checkpoint between them): one
+    # stale loader cost 2 workers x 5 s
+    longest = max(b - a for a, b in zip(updates, updates[1:]))
+    assert longest < max(5.0, 0.25 * train_s), (longest, train_s)
+    done = json.loads((out / "done.json").read_text())
+    return {**done, "train_s": train_s, "exit_s": exit_s, "longest_gap_s": longest, "processes": most,
+            "log": (out / "train.log").read_text()}
