@@ -24,23 +24,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.pretrain_job import LogWatch, alive, descendants, job_spec, start
+from support.pretrain_job import job_spec, run_watched
 from support.toy_data import write_toy_data
 
 
 def run_job(data: Path, out: Path, workers: int, gpus: int, pretrain: dict, model: dict) -> dict:
     spec = job_spec(out.parent / f"{out.name}.json", data, out, gpus=gpus, num_workers=workers, pretrain=pretrain,
                     model=model)
-    watch = LogWatch(out / "train.log")
     t0 = time.monotonic()
-    job = start(spec)
-    most = 0
-    while job.poll() is None:
-        most = max(most, len(alive(descendants(job.pid))))
-        watch.poll()
-        time.sleep(0.02)
-    end = time.monotonic()
-    watch.poll()
+    job, most, end, watch = run_watched(spec, out)
     if job.returncode != 0:
         raise RuntimeError(f"job failed:\n{job.communicate()[0]}")
     updates = watch.times_of("train_inner")

@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from support.pretrain_job import LogWatch, alive, descendants, job_spec, start, wait_gone
+from support.pretrain_job import alive, descendants, job_spec, run_watched, start, wait_gone
 from support.toy_data import write_toy_data
 from xling.pretrain import lifecycle
 from xling.pretrain.run import checkpoint_updates
@@ -171,15 +171,7 @@ def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting:
     out = tmp_path / "job"
     spec = job_spec(tmp_path / "spec.json", data_dir, out, setting=setting, gpus=gpus, num_workers=workers,
                     pretrain={"precision": precision})
-    watch = LogWatch(out / "train.log")
-    job = start(spec)
-    most = 0
-    while job.poll() is None:
-        most = max(most, len(alive(descendants(job.pid))))
-        watch.poll()
-        time.sleep(0.02)
-    ended = time.monotonic()
-    watch.poll()
+    job, most, ended, watch = run_watched(spec, out)
     assert job.returncode == 0, job.communicate()[0]
     # fairseq-train, and its workers of one training and one validation pass at most
     assert 1 + workers <= most <= 1 + 2 * workers, most

@@ -95,6 +95,21 @@ class LogWatch:
         return [t for t, line in self.lines if f"| {tag} |" in line]
 
 
+def run_watched(spec: Path, out_dir: Path) -> tuple[subprocess.Popen, int, float, LogWatch]:
+    """Runs the job of ``spec`` to its end, watching its log and its process tree: (the finished
+    job, the most processes it had alive at once, the monotonic time it ended, the log's lines)."""
+    watch = LogWatch(Path(out_dir) / "train.log")
+    job = start(spec)
+    most = 0
+    while job.poll() is None:
+        most = max(most, len(alive(descendants(job.pid))))
+        watch.poll()
+        time.sleep(0.02)
+    ended = time.monotonic()
+    watch.poll()
+    return job, most, ended, watch
+
+
 def main(spec_path: str) -> None:
     from xling.pretrain.run import pretrain_job
 
