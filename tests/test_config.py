@@ -184,7 +184,7 @@ def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
     xcfg.validate(cfg)
     assert study.xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
     assert study.xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
-    # the readings of Liu et al. that issue 32 settled, each following the paper by default
+    # the readings of Liu et al. (docs/liu2020.md), each following the paper by default
     liu = cfg["liu2020"]
     assert liu["translation"]["token_sets"] == "evaluated"  # Table 3: the evaluated text's tokens
     assert liu["sample"] == {"splitter": "sentencex", "seed": 0}  # "sentences", drawn at random
@@ -285,7 +285,7 @@ def test_a_pretraining_job_names_what_its_sections_lack():
 
 
 def test_speed_options_default_and_stay_out_of_job_params_at_their_default():
-    """pretrain.vocab_multiple and pretrain.compile (issue 27) change how fast a model trains, not
+    """pretrain.vocab_multiple and pretrain.compile change how fast a model trains, not
     what it learns: filled in when absent, left out of a job's tracked params at their default (so
     no finished model reruns), kept when set otherwise, and checked against their allowed values."""
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")

@@ -28,7 +28,7 @@ def test_a_gpu_demo_adds_the_overlay_and_places_on_the_gpu(target, configs):
 
 
 def test_the_gpu_regime_of_make_demo_full():
-    """config/demo_full_gpu.yaml: issue 29's 3,000-update sentence regime with 5 pretraining seeds,
+    """config/demo_full_gpu.yaml: the 3,000-update sentence regime with 5 pretraining seeds,
     in a results folder of its own, read after the demo's configs and before the GPU overlay."""
     from xling.pretrain.schedule import schedule
 

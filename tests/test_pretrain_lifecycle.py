@@ -1,4 +1,4 @@
-"""A pretraining job starts, finishes and dies cleanly (issue 29): a stop signal, however it is
+"""A pretraining job starts, finishes and dies cleanly: a stop signal, however it is
 sent, leaves no process of the job behind within seconds and a checkpoint the rerun resumes from;
 a finished job exits soon after its last update; data-loader workers do not pile up epoch after
 epoch."""

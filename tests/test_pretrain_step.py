@@ -1,4 +1,4 @@
-"""The pretraining step of issue 27: embedding tables padded to a multiple of 64 rows give the
+"""The pretraining step: embedding tables padded to a multiple of 64 rows give the
 loss and gradients of the unpadded model of before (to 1e-5, fp32, every separation setting, with
 and without padded streams), the padding rows are never drawn, predicted, nor changed, the
 predicted positions come as a host-built index of a size fixed by the batch's shape, and the step

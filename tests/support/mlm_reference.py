@@ -1,4 +1,5 @@
-"""The MLM loss as the pretraining step computed it before issue 27 (``xling/pretrain/encoder.py``
+"""The MLM loss as the pretraining step computed it before the padded tables and the loss without
+host syncs (``xling/pretrain/encoder.py``
 at commit 0370f82 under fairseq's ``masked_lm`` criterion), on an encoder's parameters: torch's own
 ``nn.TransformerEncoderLayer`` forward, a padding mask looked up on the tokens, the predicted
 positions picked by boolean indexing, logits over the unpadded table plus the bias, out-of-language

@@ -127,7 +127,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         save, the exit. The collector first runs the weakref finalizers that close each worker's
         index queue, so the iterator's own shutdown then sends its "stop" message into a closed
         queue and waits ``MP_STATUS_CHECK_INTERVAL`` (5 s) per worker before killing it: 4 workers
-        x 6 iterators were the ~120 s exit and the ~20 s epoch-start stalls of issue 29 (reproduced
+        x 6 iterators were the ~120 s exit and the ~20 s epoch-start stalls measured on an H100 (reproduced
         on CPU by bench/bench_pretrain_workers.py). Non-persistent workers are shut down by the
         iterator itself, with its queues open, as soon as its pass ends."""
         epoch_iter = super().get_batch_iterator(*args, **kwargs)
