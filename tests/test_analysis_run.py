@@ -194,3 +194,20 @@ def test_analysis_workflow_script_cka_for_en_prime(model, corpora, tmp_path):
     assert all(lo <= v <= hi for v, (lo, hi) in zip(res["cka"]["random"], res["cka_interval"]["random"]))
     log = (tmp_path / "log" / "a.log").read_text()
     assert "monolingual:" in log and json.loads(log.strip().splitlines()[-1])["rule"] == "analysis_cka"
+
+
+def test_cka_length_controlled_and_drift_beside_the_papers_measure(model, corpora, tmp_path):
+    """The CKA job also writes the length-controlled CKA of the same kinds and layers (same model and
+    text: 1, as the paper's) and each trained model's distance from its start (None: a checkpoint
+    that records no seed, and the random encoder)."""
+    ckpt, bpe, dictionary = model
+    en = ModelSpec(ckpt, dictionary, bpe, "en")
+    rows = fifteen_way(corpora / "extracted", ["en"], 40)["en"]
+    models = {"monolingual": (en, en), "bilingual": None,
+              "random": (en, ModelSpec(ckpt, dictionary, bpe, "en", random_init_seed=1))}
+    res = run_cka("en-en_prime", (rows, rows), models, settings(), tmp_path / "cka.json", bootstrap=5)
+    controlled = res["length_controlled"]
+    assert controlled["cka"]["monolingual"] == pytest.approx([1.0] * 3) and controlled["cka"]["bilingual"] is None
+    assert len(controlled["cka"]["random"]) == 3 and len(controlled["cka_interval"]["random"]) == 3
+    assert len(controlled["difference_interval"]["monolingual-random"]) == 3
+    assert res["drift"] == {"monolingual": [None, None], "bilingual": None, "random": [None, None]}

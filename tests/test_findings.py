@@ -181,12 +181,27 @@ def test_retrieval_and_cka_claims(seeded, tmp_path):
     assert "en-de" not in by["7. CKA: bilingual ≥ monolingual at every layer (Fig. 7)"].detail
     assert "en-de" in by["7. CKA: monolingual > random at every layer (Fig. 7)"].detail
 
+    # the length-controlled CKA, its own line (robustness beside the paper's measure)
+    for d in c.values():
+        rnd = [0.0, 0.01, 0.02]
+        d["length_controlled"] = {"cka": {**d["cka"], "random": rnd}, "difference_interval": {
+            "monolingual-random": [(m - r - 0.01, m - r + 0.01) for m, r in zip(d["cka"]["monolingual"], rnd)]}}
+    by = {x.claim: x for x in cka_findings(c, ["en-fr", "en-zh"])}
+    controlled = by["7. CKA, length-controlled: monolingual > random at every layer (robustness, not the paper's "
+                    "measure)"]
+    assert controlled.status == HOLDS and controlled.estimate.estimate == pytest.approx(0.48)  # en-zh L2
+    c["en-zh"]["length_controlled"]["difference_interval"]["monolingual-random"][2] = (-0.1, -0.05)
+    assert {x.claim: x for x in cka_findings(c, ["en-fr", "en-zh"])}[controlled.claim].status == FAILS
+    c["en-fr"]["drift"] = {"monolingual": [0.081, 0.12], "bilingual": [0.2, 0.2], "random": [None, None]}
+
     md, csv_path = tmp_path / "findings.md", tmp_path / "findings.csv"
     write_findings(_table(seeded), SEPARATE, md, csv_path, retrieval=ret, cka=c, cka_order=["en-fr", "en-zh"])
     text = md.read_text(encoding="utf-8")
     assert "| 5. Wiki-CC costs a little |" in text and "**does not hold**" in text
     rows = list(csv.DictReader(csv_path.open(encoding="utf-8")))
-    assert len(rows) == 6 + 1 + 4 and rows[0]["n"] == "3"
+    assert len(rows) == 6 + 1 + 5 and rows[0]["n"] == "3"
+    # Section 5's rows say how far the models moved from their initial weights
+    assert all("8.1-20.0% (relative norm) from their initial weights" in r["detail"] for r in rows[6:])
 
 
 def test_findings_workflow_script(seeded, tmp_path):

@@ -136,6 +136,26 @@ def test_cka_tables(fig7):
     assert list(_rows(md, "**Monolingual**"))[:-1] == [f"L{x}" for x in LAYERS] + ["Average"]
 
 
+def test_cka_length_controlled_and_drift_tables(fig7):
+    """Beside the paper's CKA: the length-controlled averages of each kind, and how far each trained
+    model moved from its start; results from before either have neither table."""
+    before = analysis_tables_md([], fig7)
+    assert "Length-controlled" not in before and "initial weights" not in before
+    for r in fig7:
+        r["length_controlled"] = {"cka": {k: None if v is None else [x / 2 for x in v] for k, v in r["cka"].items()}}
+        r["drift"] = {"monolingual": [0.05, 0.075], "bilingual": [0.1, 0.1] if r["cka"]["bilingual"] else None,
+                      "random": [None, None]}
+    md = analysis_tables_md([], fig7)
+    rows = _rows(md, "**Length-controlled CKA**")
+    ru = next(r for r in fig7 if r["pair"] == "en-ru")
+    col = rows["_head"].index("en-ru")
+    assert rows["Random, paper's CKA"][col] == f"{np.mean(ru['cka']['random']):.2f}"
+    assert rows["Random, length-controlled"][col] == f"{np.mean(ru['cka']['random']) / 2:.2f}"
+    drift = _rows(md, "**Distance from the initial weights**")
+    assert drift["Monolingual source"] == ["5.0%"] * 3 and drift["Monolingual target"] == ["7.5%"] * 3
+    assert drift["Bilingual model"][drift["_head"].index("en-zh")] == "–"
+
+
 def test_both_sections_together(fig6, fig7):
     md = analysis_tables_md(fig6, fig7)
     assert md.index("P@1") < md.index("**Monolingual**")

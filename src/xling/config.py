@@ -150,6 +150,7 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     if cfg["monolingual"]["en_prime_seed"] == pretrain_seed(cfg):
         yield (f"config key 'monolingual.en_prime_seed': {cfg['monolingual']['en_prime_seed']} is the seed of "
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
+    yield from _random_encoder_seed_problems(cfg)
     n_layers = cfg["model"]["layers"]
     for name, s in cfg["settings"].items():
         if s["separate"].get("positions") and not s["separate"]["embeddings"]:
@@ -297,6 +298,30 @@ def figure7_pairs(cfg: dict) -> list[str]:
 def pretrain_seed(cfg: dict) -> int:
     """The seed of every model pretrained once (Section 5's), the first of Table 1's."""
     return int(cfg["seeds"]["pretrain"][0])
+
+
+def monolingual_seed(cfg: dict, mono: str) -> int:
+    """The seed a monolingual model of Section 5 trains with: en′ its own, the others the first
+    pretraining seed."""
+    return int(cfg["monolingual"]["en_prime_seed"]) if is_prime(mono) else pretrain_seed(cfg)
+
+
+def training_seeds(cfg: dict) -> dict[str, int]:
+    """Every seed a pretrained model of the run starts from, by the config key that sets it."""
+    seeds = {f"seeds.pretrain[{i}]": int(s) for i, s in enumerate(cfg["seeds"]["pretrain"])}
+    seeds["monolingual.en_prime_seed"] = int(cfg["monolingual"]["en_prime_seed"])
+    return seeds
+
+
+def _random_encoder_seed_problems(cfg: dict) -> Iterable[str]:
+    """Figure 7's random encoder is initialised as the models are (fairseq seeds torch right
+    before it builds a model): with a training seed it would be that model at update 0."""
+    seed = int(cfg["analysis"]["random_seed"])
+    keys = [key for key, s in training_seeds(cfg).items() if s == seed]
+    if keys:
+        yield (f"config key 'analysis.random_seed': {seed} is also {' and '.join(keys)}, a seed models train "
+               f"with; Figure 7's random encoder would be such a model's initial weights. Pick a seed no "
+               f"model trains with")
 
 
 def finetune_seed(cfg: dict) -> int:

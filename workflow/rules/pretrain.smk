@@ -44,7 +44,7 @@ def bilingual_job(w):
 def mono_job(w):
     """A monolingual model of Section 5; en' is English again with another seed."""
     lang = xcfg.data_language(w.mono)
-    seed = config["monolingual"]["en_prime_seed"] if xcfg.is_prime(w.mono) else PSEED0
+    seed = xcfg.monolingual_seed(config, w.mono)
     return PretrainJob.build([f"{R}/bin/mono/{lang}"], ALL_SHARED, config["model"], config["pretrain"], [lang], seed)
 
 

@@ -39,6 +39,31 @@ def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
     return float(cross / (np.linalg.norm(Xc.T @ Xc) * np.linalg.norm(Yc.T @ Yc)))
 
 
+def length_residuals(M: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``M`` with each row's length-group mean removed: the residuals of regressing the features on
+    the sentence length as a categorical variable (one indicator per length). A mean-pooled state
+    holds the mean of the positional embeddings over the sentence, a function of its length alone;
+    two encoders that share nothing still agree on parallel sentences through it, because parallel
+    sentences have correlated lengths. After this, no function of the length is left in ``M``."""
+    M = np.asarray(M, dtype=np.float64)
+    lengths = np.asarray(lengths)
+    if M.ndim != 2 or lengths.shape != (M.shape[0],):
+        raise ValueError(f"length_residuals: expected an (n x d) array and n lengths, "
+                         f"got {M.shape} and {lengths.shape}")
+    groups, index = np.unique(lengths, return_inverse=True)
+    sums = np.zeros((len(groups), M.shape[1]))
+    np.add.at(sums, index, M)
+    counts = np.bincount(index, minlength=len(groups))[:, None]
+    return M - (sums / counts)[index]
+
+
+def length_controlled_cka(X: np.ndarray, Y: np.ndarray, len_x: np.ndarray, len_y: np.ndarray) -> float:
+    """Linear CKA of the two sides' length residuals (:func:`length_residuals`, each side on its own
+    subword counts): what the representations share beyond what their lengths give away. Not the
+    paper's measure (Figure 7 is :func:`linear_cka` of the pooled states); a robustness check beside it."""
+    return linear_cka(length_residuals(X, len_x), length_residuals(Y, len_y))
+
+
 def bootstrap_indices(n: int, resamples: int, seed: int) -> np.ndarray:
     """``resamples`` x ``n`` row indices drawn with replacement (the same draws for every kind and
     layer of a pair, so that differences between kinds are paired)."""

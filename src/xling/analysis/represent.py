@@ -23,11 +23,13 @@ def mean_pooled_layers(
     max_seq_len: int = 256,
     batch_size: int = 64,
     device: str = "cpu",
-) -> np.ndarray:
+    return_lengths: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """``[1 + num_layers, len(sentences), dim]`` float32: row i of layer l is the mean of sentence
     i's subword states at layer l (L0 = embedding output). ``tokenize_lines`` turns raw sentences
     into words as the pretraining corpus was tokenised (xling.finetune.text); a sentence longer than
-    ``max_seq_len`` is cut, one that yields no subword raises (its mean is undefined)."""
+    ``max_seq_len`` is cut, one that yields no subword raises (its mean is undefined).
+    ``return_lengths``: also the number of subwords each mean is over (length-controlled CKA)."""
     enc = WordEncoder(encoder.dictionary, words_to_subwords, max_seq_len)
     ids = [enc.encode_words(words).ids for words in tokenize_lines(list(sentences))]
     for i, seq in enumerate(ids):
@@ -54,4 +56,6 @@ def mean_pooled_layers(
         out[:, idx] = pooled.float().cpu().numpy()
     if out is None:
         raise ValueError("no sentences to encode")
+    if return_lengths:
+        return out, np.array([len(seq) - 2 for seq in ids], dtype=np.int64)
     return out

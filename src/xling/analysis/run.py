@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from xling.analysis.align import iterative_normalize, procrustes, sentence_retrieval_p1
-from xling.analysis.cka import bootstrap_cka, bootstrap_indices, linear_cka, percentile_interval
+from xling.analysis.cka import bootstrap_cka, bootstrap_indices, length_residuals, linear_cka, percentile_interval
 from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
 from xling.io import atomic_path, atomic_write
@@ -56,15 +56,16 @@ class Encoders:
             self._loaded[key] = load_encoder(spec.checkpoint, spec.dictionary, spec.random_init_seed).to(self.device)
         return self._loaded[key]
 
-    def __call__(self, spec: ModelSpec, sentences: list[str]) -> np.ndarray:
-        """``[1 + layers, n, dim]`` mean-pooled representations of ``sentences`` under ``spec``."""
+    def __call__(self, spec: ModelSpec, sentences: list[str], return_lengths: bool = False):
+        """``[1 + layers, n, dim]`` mean-pooled representations of ``sentences`` under ``spec``
+        (and with ``return_lengths``, the subword count of each sentence)."""
         from xling.bpe import SubwordTokenizer
         from xling.finetune.text import line_and_word_tokenizers
 
         lines, _ = line_and_word_tokenizers(self.settings[spec.reads])
         words_to_subwords = SubwordTokenizer(spec.bpe, spec.reads).words_to_subwords
         return mean_pooled_layers(self._encoder(spec), spec.lang, sentences, lines, words_to_subwords,
-                                  self.max_seq_len, self.batch_size, self.device)
+                                  self.max_seq_len, self.batch_size, self.device, return_lengths=return_lengths)
 
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -153,6 +154,26 @@ def cka_per_layer(a: np.ndarray, b: np.ndarray) -> list[float]:
     return [float(linear_cka(a[l], b[l])) for l in range(a.shape[0])]
 
 
+def _cka_intervals(draws: dict[str, np.ndarray], kinds) -> dict:
+    """Percentile intervals per kind and layer, and of the paired differences Figure 7 compares."""
+    return {
+        "cka_interval": {k: ([percentile_interval(d) for d in draws[k]] if k in draws else None) for k in kinds},
+        "difference_interval": {
+            f"{x}-{y}": [percentile_interval(dx - dy) for dx, dy in zip(draws[x], draws[y])]
+            for x, y in (("bilingual", "monolingual"), ("monolingual", "random")) if x in draws and y in draws},
+    }
+
+
+def model_drift(spec: ModelSpec) -> float | None:
+    """How far a trained model has moved from its initial weights (None for a random encoder, or a
+    checkpoint that does not record its seed)."""
+    from xling.pretrain.loader import distance_from_initial_weights
+
+    if spec.random_init_seed is not None:
+        return None
+    return distance_from_initial_weights(spec.checkpoint, spec.dictionary)
+
+
 def run_cka(pair: str, sentences: tuple[list[str], list[str]],
             models: dict[str, tuple[ModelSpec, ModelSpec] | None], settings: dict[str, TokenizeSettings],
             out_json: Path, max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
@@ -161,40 +182,50 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
     target-side) model pair reads the parallel ``sentences`` (source, target); None: the kind does
     not exist for this pair (no bilingual model trained for it). ``bootstrap`` > 0: that many
     resamples of the sentences give 95% percentile intervals per kind and layer and of the paired
-    differences bilingual - monolingual and monolingual - random."""
+    differences bilingual - monolingual and monolingual - random.
+
+    Beside the paper's CKA, ``length_controlled`` holds the same with each side's pooled states
+    freed of their sentence length (xling.analysis.cka.length_residuals), and ``drift`` each
+    trained model's relative distance from its initial weights (how far training took it)."""
     log = log or (lambda _m: None)
     enc = Encoders(settings, max_seq_len, batch_size, device)
-    cache: dict[tuple[ModelSpec, int], np.ndarray] = {}
+    cache: dict[tuple[ModelSpec, int], tuple[np.ndarray, np.ndarray]] = {}
 
-    def reps(spec: ModelSpec, side: int) -> np.ndarray:
+    def reps(spec: ModelSpec, side: int) -> tuple[np.ndarray, np.ndarray]:
         if (spec, side) not in cache:  # English under the English model serves several kinds
             log(f"encoding side {side} with {spec.checkpoint} ({spec.lang}"
                 + (", random init)" if spec.random_init_seed is not None else ")"))
-            cache[(spec, side)] = enc(spec, sentences[side])
+            cache[(spec, side)] = enc(spec, sentences[side], return_lengths=True)
         return cache[(spec, side)]
 
     cka: dict[str, list[float] | None] = {}
+    controlled: dict[str, list[float] | None] = {}
+    drift: dict[str, list[float | None] | None] = {}
     draws: dict[str, np.ndarray] = {}  # kind -> [layers, resamples]
+    controlled_draws: dict[str, np.ndarray] = {}
     layers: list[int] = []
     idx = bootstrap_indices(len(sentences[0]), bootstrap, bootstrap_seed) if bootstrap else None
     for kind, specs in models.items():
         if specs is None:
-            cka[kind] = None
+            cka[kind] = controlled[kind] = drift[kind] = None
             continue
-        a, b = reps(specs[0], 0), reps(specs[1], 1)
-        cka[kind] = cka_per_layer(a, b)
+        (a, len_a), (b, len_b) = reps(specs[0], 0), reps(specs[1], 1)
+        res_a = np.stack([length_residuals(x, len_a) for x in a])
+        res_b = np.stack([length_residuals(x, len_b) for x in b])
+        cka[kind], controlled[kind] = cka_per_layer(a, b), cka_per_layer(res_a, res_b)
+        drift[kind] = [model_drift(s) for s in specs]
         layers = list(range(a.shape[0]))
-        log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind])))
+        log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind]))
+            + " | length-controlled: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(controlled[kind])))
         if idx is not None:
             draws[kind] = np.stack([bootstrap_cka(a[l], b[l], idx, device) for l in layers])
-    out = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0])}
+            controlled_draws[kind] = np.stack([bootstrap_cka(res_a[l], res_b[l], idx, device) for l in layers])
+    out = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0]), "drift": drift,
+           "length_controlled": {"cka": controlled}}
     if idx is not None:
-        # percentile intervals per kind and layer, and of the paired differences Figure 7 compares
         out["bootstrap"] = {"resamples": int(bootstrap), "seed": int(bootstrap_seed), "level": 0.95}
-        out["cka_interval"] = {k: ([percentile_interval(d) for d in draws[k]] if k in draws else None) for k in cka}
-        out["difference_interval"] = {
-            f"{x}-{y}": [percentile_interval(dx - dy) for dx, dy in zip(draws[x], draws[y])]
-            for x, y in (("bilingual", "monolingual"), ("monolingual", "random")) if x in draws and y in draws}
+        out.update(_cka_intervals(draws, cka))
+        out["length_controlled"].update(_cka_intervals(controlled_draws, cka))
     return write_result(out_json, out)
 
 

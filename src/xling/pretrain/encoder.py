@@ -40,16 +40,45 @@ from torch import nn
 from xling.pretrain.names import MODEL_NAME  # noqa: F401 - the loader checks checkpoints against it
 
 
+def _normal_02(data: torch.Tensor) -> None:
+    """fairseq's draw: N(0, 0.02) on the CPU generator, so a model built on a GPU draws the same."""
+    data.copy_(data.cpu().normal_(mean=0.0, std=0.02).to(data.device))
+
+
+def _init_bert_attention(attn: nn.MultiheadAttention) -> None:
+    """fairseq's attention holds k_proj, v_proj, q_proj and out_proj as Linear layers, which its
+    ``init_bert_params`` reaches first (drawn as Linears, biases zeroed), and then draws q, k and v
+    again (the MultiheadAttention branch). torch packs q, k, v in ``in_proj_weight`` (rows q, k, v):
+    the same draws in the same order give the same values."""
+    d = attn.embed_dim
+    q, k, v = (attn.in_proj_weight.data[i * d:(i + 1) * d] for i in range(3))
+    for w in (k, v, q):  # the Linear branch, in fairseq's order of the layers
+        _normal_02(w)
+    _normal_02(attn.out_proj.weight.data)
+    for w in (q, k, v):  # the MultiheadAttention branch
+        _normal_02(w)
+    for b in (attn.in_proj_bias, attn.out_proj.bias):
+        if b is not None:
+            b.data.zero_()
+
+
 def init_bert_params(module: nn.Module) -> None:
-    """BERT's initialisation as fairseq's ``init_bert_params`` does it (same draws in the same
-    order, so a seeded random encoder is the same with either), for torch's modules: N(0, 0.02)
-    weights of Linear and Embedding layers, zero biases and padding rows."""
+    """BERT's initialisation as fairseq's ``init_bert_params`` gives it under ``module.apply``
+    (children before their parent): N(0, 0.02) weights of Linear and Embedding layers and of the
+    attention's q, k, v and output projections, zero biases and padding rows, LayerNorms 1 and 0.
+    Call it on the root module (not through ``apply``): the packed attention is drawn whole, in
+    fairseq's order, so a layer drawn from the same generator state has fairseq's values."""
+    if isinstance(module, nn.MultiheadAttention):
+        _init_bert_attention(module)
+        return
+    for child in module.children():
+        init_bert_params(child)
     if isinstance(module, nn.Linear):
-        module.weight.data.normal_(mean=0.0, std=0.02)
+        _normal_02(module.weight.data)
         if module.bias is not None:
             module.bias.data.zero_()
     if isinstance(module, nn.Embedding):
-        module.weight.data.normal_(mean=0.0, std=0.02)
+        _normal_02(module.weight.data)
         if module.padding_idx is not None:
             module.weight.data[module.padding_idx].zero_()
 
@@ -211,10 +240,7 @@ class EncoderCore:
             self.vocab_mask = None
         # rows past the dictionary: never a target, so their logits are -inf (not saved: derived)
         self.register_buffer("padding_rows", torch.arange(rows) >= vocab, persistent=False)
-        if args.param_init == "bert":
-            self.apply(init_bert_params)
-        else:
-            init_xlm_params(self)
+        INITIALISATIONS[args.param_init](self)
         for emb in self.embed_tokens:
             emb.weight.data[vocab:] = 0.0
         self._compiled_loss = None  # see compile_loss

@@ -89,3 +89,29 @@ def load_encoder(
     encoder.eval()
     return LoadedEncoder(encoder, dictionary, languages)
 
+
+
+def training_seed(checkpoint: str | Path) -> int | None:
+    """The ``--seed`` a fairseq checkpoint was trained with (None where its config has none)."""
+    state = torch.load(Path(checkpoint), map_location="cpu", weights_only=False)
+    common = (state.get("cfg") or {}).get("common")  # a dict in fairseq's checkpoints
+    seed = common.get("seed") if isinstance(common, dict) else getattr(common, "seed", None)
+    return None if seed is None else int(seed)
+
+
+def distance_from_initial_weights(checkpoint: str | Path, dictionary: str | Path | None = None) -> float | None:
+    """||w - w0|| / ||w0|| over the encoder's parameters: how far training moved the model from
+    the weights it started from. fairseq-train seeds torch right before it builds the model, so
+    ``w0`` is the same architecture initialised with the checkpoint's seed (``load_encoder``'s
+    ``random_init_seed``). None for a checkpoint that does not record its seed."""
+    seed = training_seed(checkpoint)
+    if seed is None:
+        return None
+    trained = load_encoder(checkpoint, dictionary).encoder
+    start = dict(load_encoder(checkpoint, dictionary, random_init_seed=seed).encoder.named_parameters())
+    moved = total = 0.0
+    for name, w in trained.named_parameters():
+        w0 = start[name].detach().double()
+        moved += float(((w.detach().double() - w0) ** 2).sum())
+        total += float((w0 ** 2).sum())
+    return (moved / total) ** 0.5

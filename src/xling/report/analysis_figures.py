@@ -133,7 +133,14 @@ def check_figure7(results: list[dict]) -> list[dict]:
         # No range check: linear CKA is in [0, 1] but rounding can step just outside; colours are clipped.
         vals = {k: None if cka[k] is None
                 else _values(r, f"cka.{k}", cka[k], len(layers), None, None, "Figure 7") for k in KINDS}
-        out.append({**r, "layers": layers, "cka": vals, "n": _count(r, "n", "Figure 7")})
+        checked = {**r, "layers": layers, "cka": vals, "n": _count(r, "n", "Figure 7")}
+        controlled = (r.get("length_controlled") or {}).get("cka")
+        if controlled is not None:  # results from before the length-controlled CKA have none
+            checked["length_controlled"] = {**r["length_controlled"], "cka": {
+                k: None if controlled.get(k) is None else _values(r, f"length_controlled.cka.{k}", controlled[k],
+                                                                  len(layers), None, None, "Figure 7")
+                for k in KINDS}}
+        out.append(checked)
     for r in out[1:]:
         if r["layers"] != out[0]["layers"]:
             raise ValueError(f"Figure 7 result for pair {r['pair']!r}: key 'layers' {r['layers']} differs from "
@@ -273,7 +280,47 @@ def figure7_markdown(results: list[dict]) -> str:
         lines += [f"**{KIND_TITLES[kind]}**", ""]
         lines += _md_table(["Layer"] + [pair_label(r["pair"]) for r in results], rows) + [""]
     sizes = "; ".join(f"{pair_label(r['pair'])}: {r['n']}" for r in results)
-    return "\n".join(lines + [f"Parallel sentences: {sizes}."]) + "\n"
+    lines.append(f"Parallel sentences: {sizes}.")
+    return "\n".join(lines + _length_controlled_lines(results) + _drift_lines(results)) + "\n"
+
+
+def _length_controlled_lines(results: list[dict]) -> list[str]:
+    """The same CKA with each side's length signal removed (not the paper's measure): averages
+    over layers beside the paper's."""
+    with_lc = [r for r in results if "length_controlled" in r]
+    if not with_lc:
+        return []
+    head = ["Kind"] + [pair_label(r["pair"]) for r in with_lc]
+    rows = []
+    for kind in _present_kinds(with_lc):
+        rows.append([f"{KIND_TITLES[kind]}, paper's CKA"] + [_fmt(layer_average(r["cka"][kind]), 2) for r in with_lc])
+        rows.append([f"{KIND_TITLES[kind]}, length-controlled"]
+                    + [_fmt(layer_average(r["length_controlled"]["cka"].get(kind)), 2) for r in with_lc])
+    return ["", "**Length-controlled CKA** (average over the layers). Parallel sentences have correlated "
+            "lengths, and a mean-pooled state carries its sentence's length through the mean positional "
+            "embedding, so two encoders that share nothing score a CKA floor on length alone. Here each "
+            "side's states minus the mean of its sentences of the same subword count (a robustness check "
+            "beside Figure 7, not the paper's measure):", ""] + _md_table(head, rows)
+
+
+def _drift_lines(results: list[dict]) -> list[str]:
+    """How far training moved each model from its initial weights: a model that has barely left
+    its start is measured near its random initialisation."""
+    with_drift = [r for r in results if r.get("drift")]
+    if not with_drift:
+        return []
+    rows = []
+    for kind, sides in (("monolingual", ("source", "target")), ("bilingual", ("model",))):
+        for i, side in enumerate(sides):
+            vals = [(r["drift"].get(kind) or [None] * 2)[i] for r in with_drift]
+            if any(v is not None for v in vals):
+                rows.append([f"{KIND_TITLES[kind]} {side}"] + ["–" if v is None else f"{100 * v:.1f}%" for v in vals])
+    if not rows:
+        return []
+    return ["", "**Distance from the initial weights** (||w − w0|| / ||w0|| over the encoder's parameters, "
+            "w0 rebuilt from the model's training seed): how far training took each model. At a few percent "
+            "a model is still close to its random start, and Figures 6 and 7 measure largely its "
+            "initialisation:", ""] + _md_table(["Model"] + [pair_label(r["pair"]) for r in with_drift], rows)
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:

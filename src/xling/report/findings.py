@@ -228,6 +228,14 @@ def cka_findings(cka: Mapping[str, Mapping], order: Sequence[str]) -> list[Findi
         out.append(Finding(f"7. CKA: {name} at every layer (Fig. 7)",
                            f"{x} - {y} CKA at the weakest (pair, layer), 95% bootstrap interval", iv, status, detail,
                            number="{:+.3f}"))
+    controlled = {p: {**cka[p], **cka[p]["length_controlled"]} for p in pairs if cka[p].get("length_controlled")}
+    if controlled:
+        # the random floor is where the length signal weighs most (xling.analysis.cka.length_residuals)
+        status, iv, detail = _layerwise(controlled, list(controlled), "monolingual", "random")
+        out.append(Finding("7. CKA, length-controlled: monolingual > random at every layer (robustness, "
+                           "not the paper's measure)",
+                           "monolingual - random CKA of the length residuals at the weakest (pair, layer), 95% "
+                           "bootstrap interval", iv, status, detail, number="{:+.3f}"))
     peaks = {}
     for p in pairs:
         m = cka[p]["cka"]["monolingual"]
@@ -244,6 +252,17 @@ def cka_findings(cka: Mapping[str, Mapping], order: Sequence[str]) -> list[Findi
                        None, (HOLDS if shrinking else FAILS) if len(bi_pairs) > 1 else NOT_RUN,
                        ", ".join(f"{p}: {g:+.3f}" for p, g in zip(bi_pairs, gaps)) + " — no interval"))
     return out
+
+
+def drift_note(cka: Mapping[str, Mapping]) -> str:
+    """The range of the trained models' distance from their initial weights over the CKA jobs
+    (empty when none recorded it): Section 5's numbers read differently for models that have
+    barely left their random start."""
+    values = [v for r in cka.values() for sides in (r.get("drift") or {}).values() if sides
+              for v in sides if v is not None]
+    if not values:
+        return ""
+    return f"the models are {100 * min(values):.1f}-{100 * max(values):.1f}% (relative norm) from their initial weights"
 
 
 def _hits(rec: Mapping) -> tuple[int, int]:
@@ -347,10 +366,15 @@ def write_findings(table: Table1, separate: Mapping[str, Mapping], out_md, out_c
         found += word_findings(words)
     if transfer:
         found += transfer_findings(transfer)
+    section5 = []
     if retrieval:
-        found.append(retrieval_finding(retrieval))
+        section5.append(retrieval_finding(retrieval))
     if cka:
-        found += cka_findings(cka, cka_order)
+        section5 += cka_findings(cka, cka_order)
+        drift = drift_note(cka)
+        for f in section5 if drift else []:
+            f.detail = f"{f.detail}; {drift}" if f.detail else drift
+    found += section5
     for path, text in ((out_md, findings_markdown(found, table.tasks, note)), (out_csv, findings_csv(found))):
         with atomic_write(path) as fh:
             fh.write(text)
