@@ -1,0 +1,130 @@
+"""Run a regime probe (config/probes/*.yaml) and tabulate what it is chosen on: English only.
+
+Each point is the probe's ``configfiles`` plus one overlay (``common`` merged with the point's
+settings, run name ``probe_<point>``), built with Snakemake up to ``target``. What the table reads:
+fairseq's English validation perplexity at every validation of the pretraining log
+(``valid_en_ppl``) and the English dev score of every fine-tuning result (``en_dev``). The same
+jobs also score the target language; the probe never opens those numbers, so a setting cannot be
+chosen on transfer.
+
+    python scripts/probe_regime.py config/probes/regime_xlm.yaml [POINT ...] [--jobs 2]
+
+Points run ``--jobs`` at a time, each Snakemake on one core (--nolock: their outputs are disjoint,
+each point with its own run directory and testbed). Writes
+results/probe_regime/<probe>/table.md and table.json; a rerun only runs what is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from xling.config import merge  # noqa: E402
+from xling.io import atomic_write  # noqa: E402
+
+VALID = re.compile(r'"valid_(?P<lang>[a-z_]+)_ppl": "(?P<ppl>[0-9.]+)".*"valid_(?P=lang)_num_updates": "(?P<upd>\d+)"')
+
+
+def english_ppl(train_log: Path, lang: str = "en") -> dict[int, float]:
+    """Update -> English validation perplexity, from a pretraining job's train.log."""
+    out = {}
+    for line in train_log.read_text(encoding="utf-8").splitlines():
+        m = VALID.search(line)
+        if m and m["lang"] == lang:
+            out[int(m["upd"])] = float(m["ppl"])
+    return out
+
+
+def english_dev(finetune_root: Path) -> dict[str, float]:
+    """Task -> English dev score of each result.json under ``finetune_root`` (one cell and seed
+    per task in a probe); only the ``en_dev`` key is read."""
+    out = {}
+    for path in sorted(finetune_root.glob("*/*/seed*/result.json")):
+        task = path.parents[2].name
+        out[task] = float(json.loads(path.read_text(encoding="utf-8"))["en_dev"])
+    return out
+
+
+def overlay(probe: dict, point: str) -> dict:
+    """The point's config overlay: its own run name and testbed mirror, ``common``, its settings."""
+    run = f"results/probe_{point}"
+    own = {"run_name": f"probe_{point}", "download": {"mirror": f"{run}/testbed/mirror"},
+           "licensed": {"conll2003_en": {"path": f"{run}/testbed/mirror/licensed/conll2003"},
+                        "levow_zh": {"path": f"{run}/testbed/mirror/licensed/levow"}}}
+    return merge(merge(own, probe.get("common") or {}), probe["points"][point] or {})
+
+
+def run_point(probe: dict, point: str, work: Path, log_dir: Path) -> int:
+    path = work / f"{point}.yaml"
+    path.write_text(yaml.safe_dump(overlay(probe, point), sort_keys=False), encoding="utf-8")
+    cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/local", "--cores", "1", "--nolock",
+           "--configfile", *probe["configfiles"], str(path), "--", probe["target"]]
+    with open(log_dir / f"{point}.log", "w", encoding="utf-8") as log:
+        return subprocess.run(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
+
+
+def collect(probe: dict, point: str, pair: str = "en-fr", seed: int = 1) -> dict:
+    run = REPO / "results" / f"probe_{point}"
+    setting = probe["target"].removeprefix("table1_row_")
+    log = run / "pretrain" / setting / pair / f"seed{seed}" / "train.log"
+    return {"point": point, "overlay": probe["points"][point] or {},
+            "valid_en_ppl": english_ppl(log) if log.exists() else {},
+            "en_dev": english_dev(run / "finetune" / setting / pair / f"seed{seed}")}
+
+
+def markdown(rows: list[dict]) -> str:
+    updates = sorted({u for r in rows for u in r["valid_en_ppl"]})
+    tasks = sorted({t for r in rows for t in r["en_dev"]})
+    head = ["point", *(f"ppl @{u}" for u in updates), *(f"{t} en dev" for t in tasks), "mean en dev"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        dev = [r["en_dev"].get(t) for t in tasks]
+        mean = sum(dev) / len(dev) if dev and None not in dev else None
+        cells = [r["point"], *(f"{r['valid_en_ppl'][u]:.2f}" if u in r["valid_en_ppl"] else "–" for u in updates),
+                 *("–" if v is None else f"{v:.1f}" for v in dev), "–" if mean is None else f"{mean:.1f}"]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("probe", type=Path)
+    ap.add_argument("points", nargs="*", help="default: every point of the probe")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--collect-only", action="store_true", help="tabulate finished points, run nothing")
+    args = ap.parse_args(argv)
+    probe = yaml.safe_load(args.probe.read_text(encoding="utf-8"))
+    points = args.points or list(probe["points"])
+    unknown = [p for p in points if p not in probe["points"]]
+    if unknown:
+        ap.error(f"{', '.join(unknown)}: not a point of {args.probe} ({', '.join(probe['points'])})")
+    work = REPO / "results" / "probe_regime" / args.probe.stem
+    work.mkdir(parents=True, exist_ok=True)
+    failed = []
+    if not args.collect_only:
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            rc = dict(zip(points, pool.map(lambda p: run_point(probe, p, work, work), points)))
+        failed = [p for p, code in rc.items() if code]
+    rows = [collect(probe, p) for p in points]
+    with atomic_write(work / "table.json") as fh:
+        json.dump(rows, fh, indent=2)
+    with atomic_write(work / "table.md") as fh:
+        fh.write(markdown(rows))
+    print(markdown(rows))
+    if failed:
+        print(f"failed: {', '.join(failed)} (logs in {work})", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
