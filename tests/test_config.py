@@ -229,7 +229,7 @@ def test_xlms_model_is_the_paper_configs_and_older_models_keep_their_params():
     assert (m["language_embeddings"], m["mlm_head"], m["layer_norm_eps"], m["activation_dropout"], m["init"]) == (
         True, "xlm", 1e-12, 0.0, "xlm")
     older = {**m, "language_embeddings": False, "mlm_head": "bert", "layer_norm_eps": 1e-5,
-             "activation_dropout": None, "init": "bert"}
+             "activation_dropout": None, "init": "bert_xavier_attention"}
     for setting, langs in ((cfg["settings"]["default"], ["en", "fr"]), (ALL_SHARED, ["en"])):
         job = PretrainJob.build(["d"], setting, older, cfg["pretrain"], langs, 1)
         assert job.tracked()["model"] == {k: m[k] for k in OLDER_MODEL}

@@ -94,3 +94,26 @@ def test_bert_init_draws_are_seeded():
     torch.manual_seed(11)
     b = our_encoder("bert").state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_bert_init_of_earlier_models_is_kept_under_its_own_name():
+    """Models trained before this pipeline followed fairseq's init drew BERT's N(0, 0.02) for the
+    Linear and Embedding layers only (torch's packed q/k/v kept xavier's std, 0.088 at width 64):
+    ``bert_xavier_attention`` rebuilds them, and is the value a job's tracked params leave out, so
+    such finished models keep their params while every ``init: bert`` job now tracks the change."""
+    from xling.config import REPO, load
+    from xling.pretrain.job import ALL_SHARED, PretrainJob
+
+    old = our_encoder("bert_xavier_attention")
+    in_proj = old.shared_layers[0].self_attn.in_proj_weight.detach()
+    assert abs(float(in_proj.std()) - (2 / (DIM + 3 * DIM)) ** 0.5) < 0.005
+    assert abs(float(old.embed_tokens[0].weight.detach()[2:].std()) - 0.02) < 0.001
+    cfg = load(REPO / "config" / "config.yaml")
+    bert = {**cfg["model"], "init": "bert"}
+    assert PretrainJob.build(["d"], ALL_SHARED, bert, cfg["pretrain"], ["en"], 1).tracked()["model"]["init"] == "bert"
+    earlier = {**cfg["model"], "init": "bert_xavier_attention"}
+    assert "init" not in PretrainJob.build(["d"], ALL_SHARED, earlier, cfg["pretrain"], ["en"], 1).tracked()["model"]
+    # a checkpoint from before --param-init existed is rebuilt as it was drawn
+    args = argparse.Namespace()
+    fill_model_args(args)
+    assert args.param_init == "bert_xavier_attention"

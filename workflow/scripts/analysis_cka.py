@@ -1,11 +1,13 @@
 """Snakemake script of rule analysis_cka (Figure 7): linear CKA per layer of parallel sentences
-under the monolingual models, the pair's bilingual model and a random-init encoder
+under the monolingual models, the pair's bilingual model and a random-init encoder, beside it the
+length-controlled CKA, and each trained model's distance from its initial weights
 (xling.analysis.run.run_cka).
 
 input:  <model>_checkpoint/_dictionary/_bpe of both monolingual models; bi_checkpoint/_dictionary/
         _bpe (when the config trains a bilingual model for the pair); way15; paraphrase (en-en': the
         en' sentences); stanford (optional)
-params: source, target (en_prime for en-en'), tokenize, rows, random_seed, bootstrap (resamples),
+params: source, target (en_prime for en-en'), tokenize, rows, random_seed (no model's training seed:
+        the config check refuses one), bootstrap (resamples),
         max_seq_len, batch_size
 output: result = the pair's JSON
 """

@@ -83,6 +83,24 @@ def init_bert_params(module: nn.Module) -> None:
             module.weight.data[module.padding_idx].zero_()
 
 
+def _bert_linear_and_embedding(module: nn.Module) -> None:
+    if isinstance(module, nn.Linear):
+        module.weight.data.normal_(mean=0.0, std=0.02)
+        if module.bias is not None:
+            module.bias.data.zero_()
+    if isinstance(module, nn.Embedding):
+        module.weight.data.normal_(mean=0.0, std=0.02)
+        if module.padding_idx is not None:
+            module.weight.data[module.padding_idx].zero_()
+
+
+def init_bert_params_xavier_attention(module: nn.Module) -> None:
+    """BERT's initialisation as this pipeline drew it before it followed fairseq's: N(0, 0.02) for
+    Linear and Embedding layers only, so torch's packed q/k/v kept its xavier initialisation
+    (``model.init: bert_xavier_attention``: rebuilds, and keeps the params of, models trained so)."""
+    module.apply(_bert_linear_and_embedding)
+
+
 def init_xlm_params(module: nn.Module) -> None:
     """XLM's initialisation (``transformer.py``: ``Embedding``, ``Linear``): N(0, dim^-1/2) for
     every embedding table, zero padding rows; torch's default for linear layers (U(+-1/sqrt(fan_in))
@@ -105,7 +123,8 @@ def init_xlm_params(module: nn.Module) -> None:
         nn.init.uniform_(module.lm_bias, -bound, bound)
 
 
-INITIALISATIONS = {"bert": init_bert_params, "xlm": init_xlm_params}
+INITIALISATIONS = {"bert": init_bert_params, "xlm": init_xlm_params,
+                   "bert_xavier_attention": init_bert_params_xavier_attention}
 MLM_HEADS = ("bert", "xlm")
 
 
@@ -131,7 +150,8 @@ def fill_model_args(args) -> None:
     args.layer_norm_eps = getattr(args, "layer_norm_eps", None) or 1e-5
     if getattr(args, "activation_dropout", None) is None:
         args.activation_dropout = args.dropout
-    args.param_init = getattr(args, "param_init", None) or "bert"
+    # checkpoints from before --param-init had BERT's initialisation with torch's attention
+    args.param_init = getattr(args, "param_init", None) or "bert_xavier_attention"
     # checkpoints from before --vocab-multiple have exactly one row per dictionary entry
     args.vocab_multiple = getattr(args, "vocab_multiple", None) or 1
 

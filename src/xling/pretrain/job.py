@@ -36,12 +36,12 @@ class ModelShape:
     mlm_head: str = "bert"
     layer_norm_eps: float = 1e-5
     activation_dropout: float | None = None  # None: the layers' dropout (torch's layer)
-    init: str = "bert"
+    init: str = "bert_xavier_attention"
 
 
 # The model's fields added after models had been trained, at the value those models had.
 MODEL_OPTIONS = {"language_embeddings": False, "mlm_head": "bert", "layer_norm_eps": 1e-5, "activation_dropout": None,
-                 "init": "bert"}
+                 "init": "bert_xavier_attention"}
 
 
 def model_option(model: Mapping, key: str):
