@@ -266,4 +266,5 @@ def test_xlm_model_options_reach_fairseq():
     o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], older, CONFIG["pretrain"], ["en", "fr"],
                                    8, False, 1))
     assert "--language-embeddings" not in o and "--activation-dropout" not in o
-    assert o["--mlm-head"] == "bert" and float(o["--layer-norm-eps"]) == 1e-5 and o["--param-init"] == "bert_xavier_attention"
+    assert o["--mlm-head"] == "bert" and float(o["--layer-norm-eps"]) == 1e-5
+    assert o["--param-init"] == "bert_xavier_attention"
