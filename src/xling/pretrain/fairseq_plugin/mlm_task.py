@@ -292,11 +292,13 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
     def _first_compiled_step(self, model, sample) -> tuple | None:
         """The batch's shape key when the encoder is compiled and has not seen it (its step
         compiles a graph: timed apart, once), else None."""
-        if not getattr(_unwrapped(model).encoder, "compiled", False):
+        encoder = _unwrapped(model).encoder
+        if not getattr(encoder, "compiled", False):
             return None
         net = sample["net_input"]
         slots = int(sample["masked_index"].numel()) if "masked_index" in sample else -1
-        key = (net.get("src_lang"), tuple(net["src_tokens"].shape), slots, net.get("padded"))
+        lang = net.get("src_lang") if encoder.language_specific else None  # one graph for all languages
+        key = (lang, tuple(net["src_tokens"].shape), slots, net.get("padded"))
         if key in self._shapes_seen:
             return None
         self._shapes_seen.add(key)
