@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from support.pretrain_job import alive, descendants, job_spec, run_watched, start, wait_gone
+from support.pretrain_job import alive, descendants, job_spec, logged_command, run_watched, start, wait_gone
 from support.toy_data import write_toy_data
 from xling.pretrain import lifecycle
 from xling.pretrain.run import checkpoint_updates
@@ -212,21 +212,6 @@ def test_a_job_exits_soon_after_its_last_update_and_its_workers_do_not_pile_up(t
     # a CPU job: fp32, whatever the config's precision
     command = done["command"]
     assert "--cpu" in command and "--autocast" not in command and done["graphs_compiled"] == 0
-
-
-def logged_command(log: str) -> list[str]:
-    """The fairseq-train argv of a job's last start, as the launcher writes it into train.log
-    (a ``#`` line after its start mark)."""
-    from xling.pretrain.run import START_MARK
-
-    starts = log.split(START_MARK)
-    if len(starts) < 2:
-        raise AssertionError("train.log has no start of the launcher")
-    lines = [line[2:] for line in starts[-1].splitlines()[1:] if line.startswith("# ")]
-    command = next((line.split() for line in lines if "fairseq-train" in line or "fairseq_cli.train" in line), None)
-    if command is None:
-        raise AssertionError(f"train.log names no fairseq-train command: {lines}")
-    return command
 
 
 def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting: str = "default",

@@ -139,9 +139,11 @@ class Watched:
                 pass
         return left
 
-    def wait_survivors(self, timeout: float) -> list[str]:
-        """:meth:`survivors` once none is left or ``timeout`` seconds after the job's end."""
-        while (left := self.survivors()) and time.monotonic() < self.ended + timeout:
+    def wait_survivors(self, timeout: float, since: float | None = None) -> list[str]:
+        """:meth:`survivors` once none is left or ``timeout`` seconds after ``since`` (a monotonic
+        time; default: the job's end)."""
+        deadline = (self.ended if since is None else since) + timeout
+        while (left := self.survivors()) and time.monotonic() < deadline:
             time.sleep(0.1)
         return left
 
@@ -171,6 +173,21 @@ def run_watched(spec: Path, out_dir: Path, stop=None) -> Watched:
     ended = time.monotonic()
     watch.poll()
     return Watched(job, most, most_compile, ended, watch, seen)
+
+
+def logged_command(log: str) -> list[str]:
+    """The fairseq-train argv of a job's last start, as the launcher writes it into train.log
+    (a ``#`` line after its start mark)."""
+    from xling.pretrain.run import START_MARK
+
+    starts = log.split(START_MARK)
+    if len(starts) < 2:
+        raise ValueError("train.log has no start of the launcher")
+    lines = [line[2:] for line in starts[-1].splitlines()[1:] if line.startswith("# ")]
+    command = next((line.split() for line in lines if "fairseq-train" in line or "fairseq_cli.train" in line), None)
+    if command is None:
+        raise ValueError(f"train.log names no fairseq-train command: {lines}")
+    return command
 
 
 def main(spec_path: str) -> None:
