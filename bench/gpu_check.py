@@ -9,7 +9,9 @@ pretraining jobs of its second part, each part's JSON and the one-screen summary
 
 Every part's JSON (``OUT/<part>.json``) carries the machine (device, torch, CUDA, Python), the
 commit (``COMMIT``, else git's), the date, the part's status (ok, failed, timeout, skipped), its
-seconds, its estimate and its numbers (``result``): what goes into bench/measured/."""
+seconds and its estimate, beside its numbers as the benchmark wrote them: what goes into
+bench/measured/ (``--rate-from`` and ``--finetune-rate-from`` of xling.cluster.budget read
+pretrain.json and grid.json as they are)."""
 
 from __future__ import annotations
 
@@ -148,7 +150,7 @@ def run_jobs(raw: Path, device: str, seconds: float) -> dict:
     cuda = device == "cuda"
     root = Path(tempfile.mkdtemp(prefix="gpu_check_jobs_"))
     data = write_toy_data(root / "bin" / "en-fr", ["en", "fr"], n_train=100, seed=3)
-    result: dict = {"device": device, "jobs": {}}
+    result: dict = {"jobs": {}}
     lock = threading.Lock()
 
     def one(name, pretrain, workers, threads, stop_at_checkpoint):
@@ -234,15 +236,17 @@ def tests_record(junit: Path) -> dict:
 
 def record(out: Path, part: str, status: str, seconds: float, raw: Path | None, note: str, estimate: float | None
            ) -> dict:
+    """The part's JSON: its result as the benchmark wrote it (so that ``python -m
+    xling.cluster.budget --rate-from pretrain.json`` and ``--finetune-rate-from grid.json`` read
+    it as they read the benchmarks' own), with the check's fields beside it."""
     env = read_json(out / "env.json") or {}
-    rec = {"part": part, "status": status, "seconds": round(seconds, 1), "estimate_s": estimate, "note": note,
-           **{k: env.get(k) for k in ("device", "torch", "cuda", "python", "commit", "date")}}
     result = read_json(raw) if raw else None
-    if result is not None:
-        rec["result"] = result
-    elif raw:
-        rec["result"] = None
-        rec["note"] = (note + "; " if note else "") + f"no result written ({raw.name})"
+    if result is None and raw:
+        note = (note + "; " if note else "") + f"no result written ({raw.name})"
+    rec = {**(result or {}), "part": part, "status": status, "seconds": round(seconds, 1), "estimate_s": estimate,
+           "note": note, "has_result": result is not None}
+    for key in ("device", "torch", "cuda", "python", "commit", "date"):
+        rec.setdefault(key, env.get(key))  # a benchmark's own device and torch stay
     write_json(out / f"{part}.json", rec)
     return rec
 
@@ -274,7 +278,7 @@ def summary(out: Path) -> str:
         if rec.get("note"):
             head += f" {rec['note']}"
         lines.append(head)
-        res = rec.get("result") or {}
+        res = rec if rec.get("has_result") else {}
         if part == "pretrain" and res:
             t, s = res["tokens_per_s"], res["stats"]
             mfu, mfu_plain = res.get("mfu"), res.get("mfu_plain")
