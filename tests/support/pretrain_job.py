@@ -102,12 +102,10 @@ def compile_pool(proc: psutil.Process, root: int) -> bool:
     starts beside a compiling process, up to one worker per core (xling.pretrain.compiling sizes it
     to the job's cores)."""
     try:
-        chain = [proc, *proc.parents()]
-        for p in chain:
-            if p.pid == root:
-                return False
-            if any("compile_worker" in part for part in p.cmdline()):
+        while proc is not None and proc.pid != root:
+            if any("compile_worker" in part for part in proc.cmdline()):
                 return True
+            proc = proc.parent()
     except psutil.Error:
         pass
     return False
@@ -156,16 +154,18 @@ def run_watched(spec: Path, out_dir: Path, stop=None) -> Watched:
     job = start(spec)
     most = most_compile = 0
     seen: dict = {}
+    in_pool: dict[int, bool] = {}  # a process's side, once seen
     while job.poll() is None:
         procs = alive(descendants(job.pid))
-        pool = [p for p in procs if compile_pool(p, job.pid)]
-        most, most_compile = max(most, len(procs) - len(pool)), max(most_compile, len(pool))
         for p in procs:
-            try:
-                if p.pid not in seen:
+            if p.pid not in seen:
+                try:
                     seen[p.pid] = (p.create_time(), " ".join(p.cmdline()[:3])[-160:])
-            except psutil.Error:
-                pass
+                except psutil.Error:
+                    continue
+                in_pool[p.pid] = compile_pool(p, job.pid)
+        pool = sum(in_pool.get(p.pid, False) for p in procs)
+        most, most_compile = max(most, len(procs) - pool), max(most_compile, pool)
         watch.poll()
         if stop is not None:
             stop(job, watch)
