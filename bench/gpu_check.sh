@@ -18,6 +18,7 @@
 #   grid      the XNLI grid job, 9 cells, batch 8 then 4, compiled bf16:          120 s       90 s      180 s
 #             cell-examples/s and peak memory (bench/bench_finetune.py)        (+80 s for batch 4, if left)
 #   tests     the GPU-marked tests through `make test-gpu`, as many as fit      the rest     40 s
+#             (in order of value per second: see TESTS below)
 #   summary                                                                     5 s
 #   total     BUDGET=450 s for the parts (the estimates sum to 445 s; the compiles of a fresh
 #             machine are most of it); the call's timeout_s 480 s
@@ -100,14 +101,19 @@ if [[ $DEVICE == cuda ]]; then
             --max-warmup-blocks 6)
   GRID=(--device cuda --layers 8 --dim 768 --heads 12 --ffn 3072 --vocab 80000 --batches 8 4 --xnli-tokens 42
         --buckets 64 --compile --bf16 --no-single-compile --steps 30 --rounds 5)
-  TESTS=(tests/test_pretrain_gpu.py tests/test_gpu.py tests/test_finetune_grid.py tests/test_finetune.py)
+  # in order of value per second: the compiled step with no device sync (the paper's model), the quick
+  # fine-tuning, export and analysis paths and the whole jobs, the other step variants, the grid's
+  STEP=tests/test_pretrain_gpu.py::test_gpu_step_trains_compiled_without_device_syncs
+  TESTS=("$STEP[False-bf16]" tests/test_finetune.py tests/test_gpu.py "$STEP[False-fp16]" "$STEP[True-bf16]"
+         "$STEP[True-fp16]" tests/test_finetune_grid.py)
   EST=(170 100 240 80 60 150 120 90 180 40)
 else  # the same parts at tiny shapes
   PRETRAIN=(--device cpu --layers 1 --dim 32 --heads 2 --ffn 64 --tokens-per-sample 32 --vocab-per-language 100
             --batch 4 --precision fp32 --compile false --steps 2 --blocks 5 --max-warmup-blocks 2)
   GRID=(--device cpu --layers 1 --dim 32 --heads 2 --ffn 64 --vocab 200 --batches 4 --xnli-tokens 12 --steps 2
         --rounds 5 --dev-examples 8)
-  TESTS=(tests/test_pretrain_gpu.py)
+  STEP=tests/test_pretrain_gpu.py::test_gpu_step_trains_compiled_without_device_syncs
+  TESTS=("$STEP[False-bf16]" "$STEP[True-fp16]")  # skipped without CUDA: the plumbing runs
   EST=(15 5 120 25 10 120 10 5 120 10)
 fi
 
