@@ -60,8 +60,7 @@ def toy_data(tmp_path_factory):
 def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(toy_data, tmp_path, setting, precision, compiled):
     """The rule's job on one GPU with 4 loader workers: it learns, exits soon after its last
     update and leaves no process. The bf16 job is compiled (auto leaves a model this small eager),
-    with 4 cores: its graphs (static shapes: one per padding, whatever the epoch's last batches)
-    and inductor's compile pool go through a whole job."""
+    with 4 cores: its static graphs and inductor's compile pool go through a whole job."""
     from test_pretrain_lifecycle import finish_cleanly
 
     done = finish_cleanly(toy_data, tmp_path, gpus=GPUS, workers=4, setting=setting, precision=precision,
@@ -70,7 +69,8 @@ def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(toy_data, tmp_path,
     command = done["command"]
     assert command[command.index("--autocast") + 1] == precision, command
     assert "training on 1 devices (GPUs/TPUs)" in done["log"] and "torch.compile failed" not in done["log"]
-    assert (1 <= done["graphs_compiled"] <= 2) if compiled else done["graphs_compiled"] == 0, done["graphs_compiled"]
+    # compiled: a graph per padded length (16, 32) and padding or not at most, however the epochs end
+    assert (1 <= done["graphs_compiled"] <= 4) if compiled else done["graphs_compiled"] == 0, done["graphs_compiled"]
     # it learnt: the best source-language perplexity is below the first validation's, and below
     # the uniform guess over the dictionary
     first = float(next(line for line in done["log"].splitlines() if '"valid_en_ppl"' in line)
