@@ -31,7 +31,7 @@
 # CUDA, commit, date, status, seconds, numbers), summary.txt (one screen) and check.log (everything).
 #
 # The same script on a CPU, at tiny shapes, so that it cannot rot between GPU windows
-# (tests/test_gpu_check.py runs it and parses every JSON; 95-105 s on 2 cores at load 9-13, most of it
+# (tests/test_gpu_check.py runs it and parses every JSON; 95-132 s on 2 cores at load 9-13, most of it
 # two pretraining jobs starting fairseq):
 #   DEVICE=cpu OUT=/tmp/check PYTHON=.venv/bin/python bash bench/gpu_check.sh
 set -uo pipefail
