@@ -21,7 +21,7 @@ endif
 # wheelhouse: PY names the target Python's version (`make wheelhouse PY=3.12`); default the venv's
 WHEELHOUSE_PY = $(if $(findstring /,$(PY)),,--python $(PY))
 
-.PHONY: venv demo demo-full demo-liu bundle report-from-bundle test test-fast test-gpu lint slurm-test dry-run clean-demo wheelhouse
+.PHONY: venv demo demo-full demo-liu bundle report-from-bundle test test-fast test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -64,9 +64,18 @@ test-fast: venv
 	$(PY) -m pytest -q -m "not slow and not slurm"
 
 # The GPU paths on one CUDA device (tests/test_gpu.py and the other `gpu`-marked tests); each is
-# skipped, with the reason, where CUDA is absent
-test-gpu: venv
-	$(PY) -m pytest -q -m gpu
+# skipped, with the reason, where CUDA is absent. It needs no venv: a GPU node's own Python runs it
+# with the carried packages on PYTHONPATH (`make test-gpu GPU_PYTHON=python3`, docs/benchmarks.md);
+# by default the venv's Python where there is one, else python3
+GPU_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
+test-gpu:
+	PYTHONPATH=src$(if $(PYTHONPATH),:$(PYTHONPATH)) $(GPU_PYTHON) -m pytest -q -m gpu
+
+# Every GPU claim in one command of at most 8 minutes (bench/gpu_check.sh, docs/benchmarks.md): on a
+# GPU node with the carried wheels; DEVICE=cpu runs the same parts at tiny shapes (OUT: where the
+# JSON and the summary go)
+gpu-check:
+	bash bench/gpu_check.sh
 
 # Wheels for a GPU node without internet (docs/cluster.md): run where an index is reachable, then
 # scripts/install_offline.sh wheelhouse/py<version> on the node. INTERPRETER=/path/to/python<version>

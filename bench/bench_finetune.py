@@ -24,6 +24,11 @@ demo's XNLI job), M separate jobs (M starts + M cells at today's rate) with one 
 start + the grid at its rate). Extra grid variants (``--grid-variants``, e.g. ``fp32-eager
 bf16-eager``) are measured the same way afterwards, one at a time: which precision pays where.
 
+Each row (and grid variant) reports the most GPU memory it allocated (``peak_memory_gb``) and
+what was still allocated once its models were freed (``memory_after_release_gb``): a grid model and
+its compiled step hold each other, so the variants are freed explicitly (:func:`free`) before the
+next is built.
+
 ``--json`` keeps every row; ``python -m xling.cluster.budget --finetune-rate-from`` plans the
 fine-tuning grids from ``examples_per_s.grid`` (one job per batch size) or, in older files,
 ``examples_per_s.train_epochs`` (one job per cell)."""
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import statistics
 import subprocess
@@ -244,7 +250,30 @@ def timed(fn, device) -> float:
     return own if isinstance(own, float) else time.perf_counter() - t0
 
 
+def free(device) -> float | None:
+    """Frees what the caller's ``del`` left: a grid model and its compiled step hold each other
+    (``torch.compile`` of a bound method), so only the garbage collector ends them, at whatever
+    allocation triggers it; then the allocator's cache. Returns the GPU memory still allocated
+    (GiB; None on a CPU)."""
+    gc.collect()
+    if device.type != "cuda":
+        return None
+    torch.cuda.empty_cache()
+    return torch.cuda.memory_allocated(device) / 2**30
+
+
+def peak_memory(device, reset: bool = False) -> float | None:
+    """The GPU memory allocated at most (GiB) since the last reset; ``reset``: start anew."""
+    if device.type != "cuda":
+        return None
+    if reset:
+        torch.cuda.reset_peak_memory_stats(device)
+        return None
+    return torch.cuda.max_memory_allocated(device) / 2**30
+
+
 def bench_task(name: str, batch: int, args, device, settings: GridSettings) -> dict:
+    peak_memory(device, reset=True)
     setup = Setup(name, batch, args, device)
     cells, per_block = len(setup.jobs), batch * args.steps
     grid_block, model = grid_runner(setup, settings)
@@ -269,16 +298,18 @@ def bench_task(name: str, batch: int, args, device, settings: GridSettings) -> d
            "ratio_grid_over_single_best": med["grid"] / med["single_best"],
            "warmup_s": warmup, "dev_cell_examples_per_s": dev_rate,
            "mean_tokens": float(np.mean([len(it.ids) for it in setup.items]))}
+    row["peak_memory_gb"] = peak_memory(device)
     del model, grid_block, runners
+    row["memory_after_release_gb"] = free(device)
     variants = {}
     for tag in args.grid_variants:
+        peak_memory(device, reset=True)
         block, vmodel = grid_runner(setup, settings_from_tag(tag, settings))
         w = timed(block, device)
         v = [cells * per_block / timed(block, device) for _ in range(args.rounds)]
-        variants[tag] = {**stats(v), "warmup_s": w}
+        variants[tag] = {**stats(v), "warmup_s": w, "peak_memory_gb": peak_memory(device)}
         del block, vmodel
-        if device.type == "cuda":
-            torch.cuda.empty_cache()
+        variants[tag]["memory_after_release_gb"] = free(device)
     if variants:
         row["grid_variants"] = variants
     return row
@@ -364,6 +395,9 @@ def main(argv=None):
                   f"cell)  separate jobs {e['train_epochs']:8.1f}  best single {e['single_best']:8.1f}  "
                   f"grid/separate {row['ratio_grid_over_train_epochs']:.2f}  grid/single "
                   f"{row['ratio_grid_over_single_best']:.2f}", flush=True)
+            if row["peak_memory_gb"] is not None:
+                print(f"    peak GPU memory {row['peak_memory_gb']:.2f} GiB; "
+                      f"{row['memory_after_release_gb']:.2f} GiB left once freed", flush=True)
             for tag, v in row.get("grid_variants", {}).items():
                 print(f"    grid {tag:14s} {v['median']:9.1f} cell-ex/s (min {v['min']:.1f}, max {v['max']:.1f}; "
                       f"warm-up {v['warmup_s']:.1f} s)", flush=True)

@@ -42,7 +42,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from xling.pretrain.command import fairseq_train_command
-from xling.pretrain.compiling import compile_wanted
 from xling.pretrain.encoder import padded_rows
 from xling.pretrain.schedule import train_flops_per_token
 
@@ -127,13 +126,14 @@ def main(argv=None):
     ap.add_argument("--precision", choices=list(DTYPES), default=None,
                     help="pretrain.precision (default: bf16 on cuda, fp32 on cpu)")
     ap.add_argument("--compile", choices=["auto", "true", "false"], default="auto",
-                    help="pretrain.compile, for both engines (auto: on with cuda)")
+                    help="pretrain.compile, for both engines (auto: with cuda, for a step of >= 1e12 FLOPs)")
     ap.add_argument("--clip-norm", type=float, default=5.0, help="pretrain.clip_norm (the paper config's)")
     ap.add_argument("--no-deferred", action="store_true",
                     help="fairseq reads the loss and gradient norm back every step (to measure what that costs)")
     ap.add_argument("--remainder-batch", action="store_true",
                     help="one batch a stream short before the warm-up blocks, as a language's last batch of an "
-                         "epoch (torch.compile then recompiles for a dynamic batch size, which later steps use)")
+                         "epoch: the fairseq step pads it to the full shape, the plain one compiles a static graph "
+                         "for it; neither step's later graphs turn dynamic")
     ap.add_argument("--steps", type=int, default=10, help="steps per block")
     ap.add_argument("--blocks", type=int, default=5, help="timed blocks per engine (at least 5)")
     ap.add_argument("--max-warmup-blocks", type=int, default=20, help="per engine")
@@ -202,7 +202,7 @@ def plain_engine(args, task, pre, batches, dev, compile_on):
                             weight_decay=pre["weight_decay"], fused=True)
     dtype = DTYPES[args.precision]
     scaler = torch.amp.GradScaler(dev.type) if args.precision == "fp16" else None
-    fn = torch.compile(model) if compile_on else model
+    fn = torch.compile(model, dynamic=False) if compile_on else model
     params = [p for p in model.parameters()]
 
     def prepare(b):
@@ -232,7 +232,7 @@ def plain_engine(args, task, pre, batches, dev, compile_on):
 
 def remainder_batch(batch: dict, pad: int, mask_prob: float) -> dict:
     """``batch`` less its last stream, its host fields recomputed: the shape of a language's last
-    batch in an epoch, after which torch.compile's graphs take the batch size as dynamic."""
+    batch in an epoch (the fairseq step pads it back to the full shape when compiled)."""
     from xling.pretrain.batches import add_host_fields
 
     net = batch["net_input"]
@@ -270,7 +270,8 @@ def run(args, tmp: Path) -> dict:
     n_pool = max(4, min(args.steps, 16))
     data = toy_corpus(args, n_pool, tmp)
     model_cfg, pre, (cfg, task, trainer) = fairseq_engine(args, tmp, data)
-    compile_on = compile_wanted({"true": "on", "false": "off"}.get(args.compile, "auto"), args.device)
+    # the plain step compiles where the fairseq engine's model does (auto: a GPU and a large enough step)
+    compile_on = bool(trainer.model.encoder.compiled)
     batches = full_batches(trainer, n_pool)
     plain, plain_prepare, plain_run = plain_engine(args, task, pre, batches, dev, compile_on)
     plain_batches = [plain_prepare(b) for b in batches]

@@ -11,7 +11,9 @@
 #
 # Then, on the machine, in the repository copy (one command):
 #   PYTHON=python3 scripts/install_offline.sh .whl /tmp/venv && . /tmp/venv/bin/activate
-# which compiles fairseq from its source there against the machine's torch (a minute or two).
+# (fairseq comes as its prebuilt 3.12 wheel: nothing is compiled there), or, quicker and what
+# bench/gpu_check.sh does, unpacked beside the machine's own packages:
+#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl; export PYTHONPATH=src:/tmp/site
 set -euo pipefail
 cd "$(dirname "$0")/.."
 group=${1:-tests}

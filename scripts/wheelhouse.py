@@ -13,10 +13,12 @@ What it holds:
   --platform``); torch is not among them: the node's own CUDA build is used and never replaced;
 * packages published only as source: pure-Python ones built into wheels here, compiled ones built
   by ``--interpreter`` or else carried as source for install_offline.sh to compile on the node;
-* fairseq-fixed, whose C/Cython extensions must be compiled by the target interpreter against the
-  node's torch: its source archive always, and its wheel when ``--interpreter`` names a Python of the
-  target version with torch, Cython and numpy (otherwise install_offline.sh builds it on the node,
-  offline, with the node's Python and torch);
+* fairseq-fixed: its prebuilt wheel where the index has one for the target (0.12.3.1: Python 3.12,
+  manylinux_2_28 x86-64; its Cython data utilities are built against numpy 2, and its extensions
+  linked against the torch of its build, libnat and libbase, are imported by no code path of the
+  pipeline), else its source archive, and the wheel ``--interpreter`` builds from it when it names a
+  Python of the target version with torch, Cython and numpy (otherwise install_offline.sh builds it
+  on the node, offline, with the node's Python and torch);
 * ``requirements.txt`` (what install_offline.sh installs) and ``wheelhouse.json`` (how it was made).
 
 ``--skip-file``: names (one per line, ``name==version`` or ``pip list --format freeze`` output) the
@@ -152,8 +154,12 @@ def download_wheels(specs: list[str], out: Path, py: str, platforms: list[str], 
             specs.remove(spec)
 
 
-def build_fairseq(out: Path, interpreter: str | None, py: str) -> str:
-    """fairseq-fixed's source in the wheelhouse, and its wheel built by ``interpreter`` if given."""
+def build_fairseq(out: Path, interpreter: str | None, py: str, platforms: list[str]) -> str:
+    """fairseq-fixed in the wheelhouse: its prebuilt wheel for the target where the index has one;
+    else its source, and its wheel built by ``interpreter`` if given."""
+    got = pip(["download", "--no-deps", "-d", str(out), *target_args(py, platforms), FAIRSEQ])
+    if got.returncode == 0:
+        return "prebuilt wheel (nothing compiled on the node)"
     # its setup.py imports torch even to tell its metadata: no isolated build (this Python has torch)
     got = pip(["download", "--no-deps", "--no-binary=:all:", "--no-build-isolation", "-d", str(out), FAIRSEQ])
     if got.returncode != 0:
@@ -213,7 +219,7 @@ def main(argv=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         built = download_wheels(specs, out, args.python, platforms, Path(work), args.interpreter)
-    fairseq = build_fairseq(out, args.interpreter, args.python) if with_fairseq else None
+    fairseq = build_fairseq(out, args.interpreter, args.python, platforms) if with_fairseq else None
     dropped = []
     for wheel in out.glob("*.whl"):
         name = canonical(wheel.name.split("-")[0])

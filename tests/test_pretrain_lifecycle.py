@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from support.pretrain_job import alive, descendants, job_spec, run_watched, start, wait_gone
+from support.pretrain_job import alive, descendants, job_spec, logged_command, run_watched, start, wait_gone
 from support.toy_data import write_toy_data
 from xling.pretrain import lifecycle
 from xling.pretrain.run import checkpoint_updates
@@ -33,6 +33,38 @@ def test_kill_descendants_kills_children_and_grandchildren():
     assert lifecycle.kill_descendants(shell.pid) == 2
     assert not alive(tree)
     shell.wait(timeout=10)
+
+
+# a "fairseq-train" with a data-loader worker and inductor's compile pool: the sidecar (named by its
+# script) and a worker of it (whose command does not say so)
+POOL = """
+import subprocess, sys, time
+sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+loader = subprocess.Popen(sleep)
+sidecar = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)",
+                            "torch/_inductor/compile_worker/__main__.py", "--workers=1"])
+time.sleep(60)
+"""
+
+
+def test_inductors_compile_pool_is_told_apart_from_the_jobs_own_processes():
+    from support.pretrain_job import compile_pool
+
+    rank = subprocess.Popen([sys.executable, "-c", POOL])
+    try:
+        deadline = time.monotonic() + 20
+        while len(descendants(rank.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        procs = descendants(rank.pid)
+        assert len(procs) == 3
+        pool = [p for p in procs if compile_pool(p, rank.pid)]
+        assert len(pool) == 2 and any("compile_worker" in " ".join(p.cmdline()) for p in pool)
+        assert not compile_pool(lifecycle.psutil.Process(rank.pid), rank.pid)
+    finally:
+        lifecycle.kill_descendants(rank.pid)
+        rank.kill()
+        rank.wait()
 
 
 def test_stop_signals_are_forwarded_once_and_the_old_handlers_come_back():
@@ -84,6 +116,25 @@ def test_a_rank_and_its_workers_die_with_their_launcher():
     launcher.wait()
     left, _ = wait_gone(tree, GONE_WITHIN_S)
     assert not left, f"survived their launcher: {left}"
+
+
+def test_fairseq_train_runs_from_its_package_where_no_script_is_found(tmp_path, monkeypatch):
+    """Installed with ``pip --target`` (a GPU node's carried wheels on PYTHONPATH), fairseq has no
+    fairseq-train beside the interpreter nor on PATH: the launcher runs its entry point with the
+    interpreter instead. Where the script is found, the command is as it always was."""
+    from xling.pretrain import run
+
+    python = sys.executable
+    beside = tmp_path / "venv" / "bin"
+    beside.mkdir(parents=True)
+    monkeypatch.setattr(run.sys, "executable", str(beside / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert run.resolve_executable(["fairseq-train", "data", "--cpu"]) == [
+        str(beside / "python"), "-m", "fairseq_cli.train", "data", "--cpu"]
+    (beside / "fairseq-train").write_text("#!/bin/sh\n")
+    assert run.resolve_executable(["fairseq-train", "data"]) == [str(beside / "fairseq-train"), "data"]
+    got = subprocess.run([python, "-m", "fairseq_cli.train", "--help"], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0 and "--user-dir" in got.stdout, got.stderr[-2000:]
 
 
 @pytest.fixture(scope="module")
@@ -157,36 +208,50 @@ def test_a_stopped_job_leaves_no_process_and_a_checkpoint_the_rerun_resumes(toy_
 
 @pytest.mark.slow
 def test_a_job_exits_soon_after_its_last_update_and_its_workers_do_not_pile_up(toy_data, tmp_path):
-    finish_cleanly(toy_data, tmp_path)
+    done = finish_cleanly(toy_data, tmp_path)
+    # a CPU job: fp32, whatever the config's precision
+    command = done["command"]
+    assert "--cpu" in command and "--autocast" not in command and done["graphs_compiled"] == 0
 
 
 def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting: str = "default",
-                   precision: str = "fp16") -> dict:
+                   precision: str = "fp16", threads: int = 1, compile_setting="auto") -> dict:
     """fairseq builds a data loader per epoch; with persistent workers each one's workers lived
     on until the garbage collector stalled the job 5 s per worker to end them (at epoch starts,
     checkpoint saves and the exit). Here the job's processes stay at one training and one
-    validation loader's workers, and the time from the last update to the job's end (the last
-    validation, the last checkpoint, the exit) stays a fraction of the training time. Returns
-    done.json with the timings."""
+    validation loader's workers (inductor's compile pool counted apart: at most a sidecar and a
+    worker per core of the job), no process of it outlives it, and the time from the last update
+    to the job's end (the last validation, the last checkpoint, the exit) stays a fraction of the
+    training time. Returns done.json with the timings and the logged command."""
     out = tmp_path / "job"
     spec = job_spec(tmp_path / "spec.json", data_dir, out, setting=setting, gpus=gpus, num_workers=workers,
-                    pretrain={"precision": precision})
-    job, most, ended, watch = run_watched(spec, out)
-    assert job.returncode == 0, job.communicate()[0]
+                    pretrain={"precision": precision, "compile": compile_setting}, threads=threads)
+    run = run_watched(spec, out)
+    assert run.job.returncode == 0, run.job.communicate()[0]
     # fairseq-train, and its workers of one training and one validation pass at most
-    assert 1 + workers <= most <= 1 + 2 * workers, most
+    assert 1 + workers <= run.most <= 1 + 2 * workers, run.most
+    # a compiling job's pool: none where it compiles in its own process (one core)
+    assert run.most_compile <= (1 + threads if threads > 1 else 0), run.most_compile
+    left = run.wait_survivors(GONE_WITHIN_S)
+    assert not left, f"outlived the job by {GONE_WITHIN_S} s: {left}"
+    watch = run.watch
     updates = watch.times_of("train_inner")
     epochs = sum("begin training epoch" in line for _, line in watch.lines)
     assert len(updates) == json.loads((out / "done.json").read_text())["updates"] and epochs >= 4
-    train_s, exit_s = updates[-1] - updates[0], ended - updates[-1]
+    train_s, exit_s = updates[-1] - updates[0], run.ended - updates[-1]
     # the last validation, checkpoint, fairseq's exit and done.json: ~3 s on a loaded 2-core
     # machine, against ~40 s with the stale workers (a fraction of it were the bug on a GPU node,
     # where training takes as long as here and the exit took 122 s)
     assert exit_s < max(10.0, train_s), (exit_s, train_s)
     # no stall between two updates (an epoch start, a validation, a checkpoint between them): one
-    # stale loader cost 2 workers x 5 s
-    longest = max(b - a for a, b in zip(updates, updates[1:]))
+    # stale loader cost 2 workers x 5 s; a gap in which a new graph was compiled (its first step
+    # is logged apart) is the compile's, not a stall
+    compiled = [t for t, line in watch.lines if "torch.compile: graph" in line]
+    gaps = [b - a for a, b in zip(updates, updates[1:]) if not any(a < t <= b for t in compiled)]
+    longest = max(gaps)
     assert longest < max(5.0, 0.25 * train_s), (longest, train_s)
     done = json.loads((out / "done.json").read_text())
-    return {**done, "train_s": train_s, "exit_s": exit_s, "longest_gap_s": longest, "processes": most,
-            "log": (out / "train.log").read_text()}
+    log = (out / "train.log").read_text()
+    return {**done, "train_s": train_s, "exit_s": exit_s, "longest_gap_s": longest, "processes": run.most,
+            "compile_processes": run.most_compile, "graphs_compiled": len(compiled), "log": log,
+            "command": logged_command(log)}

@@ -50,6 +50,35 @@ def test_bad_arguments_are_refused_before_any_download(args, message, capsys, tm
     assert message in capsys.readouterr().err and not (tmp_path / "wh").exists()
 
 
+def test_fairseq_comes_as_its_prebuilt_wheel_where_the_index_has_one(tmp_path, monkeypatch):
+    """A wheel for the target (0.12.3.1 has one for Python 3.12): taken, and no source fetched;
+    none (other Pythons): its source, for the node to compile."""
+    calls = []
+
+    def fake_pip(args, python=sys.executable):
+        calls.append(args)
+        dest = Path(args[args.index("-d") + 1])
+        binary = "--only-binary=:all:" in args
+        if binary and "--python-version" in args and args[args.index("--python-version") + 1] == "3.12":
+            (dest / "fairseq_fixed-0.12.3.1-cp312-cp312-manylinux_2_28_x86_64.whl").write_bytes(b"")
+            return subprocess.CompletedProcess(args, 0, "", "")
+        if binary:
+            return subprocess.CompletedProcess(args, 1, "", "No matching distribution found for fairseq-fixed")
+        (dest / "fairseq-fixed-0.12.3.1.tar.gz").write_bytes(b"")
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(wheelhouse, "pip", fake_pip)
+    for py, made in (("3.12", "fairseq_fixed-0.12.3.1-cp312-cp312-manylinux_2_28_x86_64.whl"),
+                     ("3.11", "fairseq-fixed-0.12.3.1.tar.gz")):
+        out = tmp_path / py
+        out.mkdir()
+        calls.clear()
+        how = wheelhouse.build_fairseq(out, None, py, wheelhouse.PLATFORMS)
+        assert [p.name for p in out.iterdir()] == [made]
+        assert how.startswith("prebuilt wheel" if py == "3.12" else "source"), how
+        assert len(calls) == (1 if py == "3.12" else 2)  # the source only where no wheel was found
+
+
 def _node_python(root: Path) -> Path:
     """A 'GPU node' Python: a venv whose site-packages hold torch and what torch needs (links into
     this environment), nothing else, as a node's torch image would."""

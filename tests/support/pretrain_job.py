@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -30,12 +31,12 @@ SETTINGS = {"default": {"separate": {"embeddings": False, "layers": 0}},
 
 
 def job_spec(path: Path, data_dir: Path, out_dir: Path, setting: str = "default", gpus: int = 0,
-             num_workers: int = 0, pretrain: dict | None = None, model: dict | None = None) -> Path:
-    """Write the arguments of one pretrain_job to ``path`` (JSON)."""
+             num_workers: int = 0, pretrain: dict | None = None, model: dict | None = None, threads: int = 1) -> Path:
+    """Write the arguments of one pretrain_job to ``path`` (JSON). ``threads``: the job's cores."""
     spec = {"data_dir": str(data_dir), "done_path": str(Path(out_dir) / "done.json"),
             "setting": SETTINGS[setting], "model": {**JOB_MODEL, **(model or {})},
             "pretrain": {**JOB_PRETRAIN, **(pretrain or {})}, "languages": ["en", "fr"], "gpus": gpus,
-            "seed": 1, "threads": 1, "num_workers": num_workers}
+            "seed": 1, "threads": threads, "num_workers": num_workers}
     path.write_text(json.dumps(spec))
     return path
 
@@ -95,19 +96,98 @@ class LogWatch:
         return [t for t, line in self.lines if f"| {tag} |" in line]
 
 
-def run_watched(spec: Path, out_dir: Path) -> tuple[subprocess.Popen, int, float, LogWatch]:
-    """Runs the job of ``spec`` to its end, watching its log and its process tree: (the finished
-    job, the most processes it had alive at once, the monotonic time it ended, the log's lines)."""
+def compile_pool(proc: psutil.Process, root: int) -> bool:
+    """Whether ``proc`` belongs to inductor's compile pool (its sidecar,
+    ``torch/_inductor/compile_worker``, or one of the sidecar's workers): the pool torch.compile
+    starts beside a compiling process, up to one worker per core (xling.pretrain.compiling sizes it
+    to the job's cores)."""
+    try:
+        while proc is not None and proc.pid != root:
+            if any("compile_worker" in part for part in proc.cmdline()):
+                return True
+            proc = proc.parent()
+    except psutil.Error:
+        pass
+    return False
+
+
+@dataclass
+class Watched:
+    """A job run to its end, as :func:`run_watched` saw it: ``most`` of its processes at once
+    (the launcher's children: fairseq-train and its data-loader workers), ``most_compile`` of
+    inductor's compile pool at once, every process it ever had (``seen``: pid -> (start time,
+    command)), when it ended (monotonic) and its log's lines."""
+
+    job: subprocess.Popen
+    most: int
+    most_compile: int
+    ended: float
+    watch: LogWatch
+    seen: dict = field(default_factory=dict)
+
+    def survivors(self) -> list[str]:
+        """The commands of the job's processes still running (the same pid and start time)."""
+        left = []
+        for pid, (created, cmd) in self.seen.items():
+            try:
+                p = psutil.Process(pid)
+                if abs(p.create_time() - created) < 0.01 and p.status() != psutil.STATUS_ZOMBIE:
+                    left.append(cmd)
+            except psutil.Error:
+                pass
+        return left
+
+    def wait_survivors(self, timeout: float, since: float | None = None) -> list[str]:
+        """:meth:`survivors` once none is left or ``timeout`` seconds after ``since`` (a monotonic
+        time; default: the job's end)."""
+        deadline = (self.ended if since is None else since) + timeout
+        while (left := self.survivors()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return left
+
+
+def run_watched(spec: Path, out_dir: Path, stop=None) -> Watched:
+    """Runs the job of ``spec`` to its end, watching its log and its process tree: how many
+    processes it had at once, with inductor's compile pool counted apart, and every process it
+    ever had. ``stop(job, watch)``: called at every poll (e.g. to send a signal)."""
     watch = LogWatch(Path(out_dir) / "train.log")
     job = start(spec)
-    most = 0
+    most = most_compile = 0
+    seen: dict = {}
+    in_pool: dict[int, bool] = {}  # a process's side, once seen
     while job.poll() is None:
-        most = max(most, len(alive(descendants(job.pid))))
+        procs = alive(descendants(job.pid))
+        for p in procs:
+            if p.pid not in seen:
+                try:
+                    seen[p.pid] = (p.create_time(), " ".join(p.cmdline()[:3])[-160:])
+                except psutil.Error:
+                    continue
+                in_pool[p.pid] = compile_pool(p, job.pid)
+        pool = sum(in_pool.get(p.pid, False) for p in procs)
+        most, most_compile = max(most, len(procs) - pool), max(most_compile, pool)
         watch.poll()
+        if stop is not None:
+            stop(job, watch)
         time.sleep(0.02)
     ended = time.monotonic()
     watch.poll()
-    return job, most, ended, watch
+    return Watched(job, most, most_compile, ended, watch, seen)
+
+
+def logged_command(log: str) -> list[str]:
+    """The fairseq-train argv of a job's last start, as the launcher writes it into train.log
+    (a ``#`` line after its start mark)."""
+    from xling.pretrain.run import START_MARK
+
+    starts = log.split(START_MARK)
+    if len(starts) < 2:
+        raise ValueError("train.log has no start of the launcher")
+    lines = [line[2:] for line in starts[-1].splitlines()[1:] if line.startswith("# ")]
+    command = next((line.split() for line in lines if "fairseq-train" in line or "fairseq_cli.train" in line), None)
+    if command is None:
+        raise ValueError(f"train.log names no fairseq-train command: {lines}")
+    return command
 
 
 def main(spec_path: str) -> None:

@@ -379,9 +379,14 @@ class EncoderCore:
 
     def compile_loss(self, **compile_kwargs) -> None:
         """Run :meth:`mlm_loss` through ``torch.compile`` (eagerly where that fails: see
-        :class:`xling.pretrain.compiling.CompiledOrEager`)."""
+        :class:`xling.pretrain.compiling.CompiledOrEager`), one static graph per language (where
+        the parts are per language), padded length (the batches' shapes:
+        :func:`xling.pretrain.batches.pad_to_shape`) and padding or not."""
+        from xling.pretrain.batches import length_buckets
         from xling.pretrain.compiling import CompiledOrEager
 
+        languages = self.n_languages if self.language_specific else 1
+        compile_kwargs.setdefault("max_graphs", languages * len(length_buckets(self.max_positions_)) * 2)
         self._compiled_loss = CompiledOrEager(self.mlm_loss, **compile_kwargs)
 
     @property

@@ -145,13 +145,20 @@ def repair_last_checkpoint(save_dir: Path) -> str | None:
 
 def resolve_executable(cmd: list[str]) -> list[str]:
     """``fairseq-train`` of this interpreter's environment (Snakemake may run with a
-    different PATH)."""
+    different PATH); where no such script exists (fairseq installed with ``pip --target``, a
+    directory on PYTHONPATH), its entry point run by this interpreter (``python -m
+    fairseq_cli.train``, what the script calls)."""
     if cmd and cmd[0] == "fairseq-train":
         local = Path(sys.executable).parent / "fairseq-train"
         exe = str(local) if local.exists() else shutil.which("fairseq-train")
-        if exe is None:
-            raise FileNotFoundError("fairseq-train not found beside the interpreter nor on PATH")
-        return [exe, *cmd[1:]]
+        if exe is not None:
+            return [exe, *cmd[1:]]
+        import importlib.util
+
+        if importlib.util.find_spec("fairseq_cli") is None:
+            raise FileNotFoundError("fairseq-train not found beside the interpreter nor on PATH, and this "
+                                    "interpreter cannot import fairseq_cli")
+        return [sys.executable, "-m", "fairseq_cli.train", *cmd[1:]]
     return list(cmd)
 
 

@@ -16,8 +16,9 @@ from fairseq.models import (
     register_model_architecture,
 )
 
-from xling.pretrain.compiling import SETTINGS, compile_unavailable, compile_wanted
+from xling.pretrain.compiling import MIN_STEP_FLOPS, SETTINGS, compile_unavailable, compile_wanted
 from xling.pretrain.encoder import MODEL_NAME, EncoderCore, fill_model_args
+from xling.pretrain.schedule import train_flops_per_token
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +27,18 @@ class XlingMLMEncoder(EncoderCore, FairseqEncoder):
     def __init__(self, args, dictionary, n_languages: int, vocab_masks: torch.Tensor | None):
         FairseqEncoder.__init__(self, dictionary)
         self._build(args, len(dictionary), dictionary.pad(), n_languages, vocab_masks)
+
+
+def step_flops(args, vocab: int) -> float | None:
+    """Model FLOPs of one training step of a process (its ``--batch-size`` streams of
+    ``--tokens-per-sample``), or None where the command does not say its batch."""
+    streams = getattr(args, "batch_size", None) or getattr(args, "max_sentences", None)
+    length = getattr(args, "tokens_per_sample", None) or args.max_positions
+    if not streams or not length:
+        return None
+    per_token = train_flops_per_token(args.encoder_layers, args.encoder_embed_dim, args.encoder_ffn_embed_dim,
+                                      int(length), vocab, float(getattr(args, "mask_prob", 0.15)))
+    return per_token * int(streams) * int(length)
 
 
 @register_model(MODEL_NAME)
@@ -71,13 +84,18 @@ class XlingMLMModel(FairseqEncoderModel):
             vocab_masks = torch.from_numpy(np.stack(task.language_vocabs))
         encoder = XlingMLMEncoder(args, task.source_dictionary, len(task.languages), vocab_masks)
         device = "cuda" if torch.cuda.is_available() and not getattr(args, "cpu", False) else "cpu"
-        if compile_wanted(getattr(args, "compile_encoder", None) or "off", device):
+        setting = getattr(args, "compile_encoder", None) or "off"
+        flops = step_flops(args, len(task.source_dictionary))
+        if compile_wanted(setting, device, flops):
             why_not = compile_unavailable(device)
             if why_not:
                 logger.warning("torch.compile unavailable (%s): the encoder runs eagerly", why_not)
             else:
                 encoder.compile_loss()
                 logger.info("the encoder's training loss runs through torch.compile (compiled at its first step)")
+        elif setting == "auto" and device == "cuda":
+            logger.info("a step of %.2g model FLOPs, below the %.0e that pay for torch.compile: the encoder "
+                        "runs eagerly (--compile-encoder on compiles it)", flops, MIN_STEP_FLOPS)
         return cls(encoder)
 
     def forward(self, src_tokens, src_lengths=None, src_lang_id=None, masked_tokens=None,

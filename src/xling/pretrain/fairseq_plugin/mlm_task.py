@@ -43,7 +43,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.multilingual_masked_lm import MultiLingualMaskedLMTask
 
 from xling.errors import InputError
-from xling.pretrain.batches import add_host_fields
+from xling.pretrain.batches import add_host_fields, bucket_length, pad_to_shape
 from xling.pretrain.deferred import Deferred
 from xling.pretrain.fairseq_plugin.data import (
     HostFieldsDataset,
@@ -253,6 +253,8 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
     def train_step(self, sample, model, criterion, optimizer, update_num, ignore_grad=False):
         model.train()
         model.set_num_updates(update_num)
+        if getattr(_unwrapped(model).encoder, "compiled", False):
+            sample = self._static_shape(sample, _unwrapped(model).encoder.max_positions())
         timed = self._first_compiled_step(model, sample)
         if timed:
             _sync(sample)
@@ -275,14 +277,28 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         with torch.no_grad(), self._autocast(sample):
             return self.mlm_loss(model, sample)
 
+    def _static_shape(self, sample, max_length: int):
+        """The batch padded to the full number of streams and a bucketed length, for the compiled
+        loss: an epoch's short last batch or a shorter stream takes no graph of its own (nor makes
+        the graph dynamic); the loss and gradients are unchanged (:func:`pad_to_shape`)."""
+        if "masked_index" not in sample:  # a batch collated elsewhere: index it now (a sync on a GPU)
+            add_host_fields(sample, self.source_dictionary.pad(), self.args.mask_prob)
+        tokens = sample["net_input"]["src_tokens"]
+        streams = max(int(self.args.batch_size or 0), tokens.size(0))
+        length = bucket_length(tokens.size(1), int(max_length))
+        d = self.source_dictionary
+        return pad_to_shape(sample, streams, length, d.bos(), d.pad(), self.args.mask_prob)
+
     def _first_compiled_step(self, model, sample) -> tuple | None:
         """The batch's shape key when the encoder is compiled and has not seen it (its step
         compiles a graph: timed apart, once), else None."""
-        if not getattr(_unwrapped(model).encoder, "compiled", False):
+        encoder = _unwrapped(model).encoder
+        if not getattr(encoder, "compiled", False):
             return None
         net = sample["net_input"]
         slots = int(sample["masked_index"].numel()) if "masked_index" in sample else -1
-        key = (net.get("src_lang"), tuple(net["src_tokens"].shape), slots, net.get("padded"))
+        lang = net.get("src_lang") if encoder.language_specific else None  # one graph for all languages
+        key = (lang, tuple(net["src_tokens"].shape), slots, net.get("padded"))
         if key in self._shapes_seen:
             return None
         self._shapes_seen.add(key)
