@@ -24,7 +24,7 @@ from xling.errors import ConfigError
 from xling.liu import study
 
 # The checkout the package runs from (tests, benchmarks and the documentation's commands use it).
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def load_yaml(path: str | Path) -> dict:
