@@ -7,16 +7,16 @@
 # (Section 4.3), for our MLMs and m-BERT. Outputs: R/liu/..., R/report/liu2020/. Target:
 # `snakemake liu2020`.
 
-from xling.liu import study
+from xling.config import liu2020
 
 LIU = config["liu2020"]
-LIU_LANGS = study.languages(config)  # source language first
+LIU_LANGS = liu2020.languages(config)  # source language first
 LIU_SIZES = [int(n) for n in LIU["sizes"]]
-LIU_WINDOWS = study.window_ids(config)
-LIU_RETRIEVED = study.retrieval_languages(config) if LIU_LANGS else []
+LIU_WINDOWS = liu2020.window_ids(config)
+LIU_RETRIEVED = liu2020.retrieval_languages(config) if LIU_LANGS else []
 LIU_STATIC = ["word2vec", "glove"]
 LIU_MODELS = [f"mlm_{w}" for w in LIU_WINDOWS] + LIU_STATIC  # every model scored at every size
-LIU_DIRECTIONS = study.directions(config) if LIU_LANGS else []
+LIU_DIRECTIONS = liu2020.directions(config) if LIU_LANGS else []
 LIU_TR_LANGS = sorted({l for d in LIU_DIRECTIONS for l in d})
 # XNLI languages of the study beyond Table 1's (their dev and test sets: rule liu_taskdata_xnli)
 LIU_XNLI_EXTRA = [l for l in LIU_LANGS if l not in TASK_LANGS]
@@ -42,8 +42,8 @@ def liu_job(w):
     return PretrainJob.build(
         [f"{R}/liu/bin/n{w.size}"],
         ALL_SHARED,
-        study.model_section(config),
-        study.pretrain_section(config, w.window),
+        liu2020.model_section(config),
+        liu2020.pretrain_section(config, w.window),
         LIU_LANGS,
         PSEED0,
     )
@@ -72,7 +72,7 @@ def liu_retrieval_inputs(w):
     for l in [SRC, *LIU_RETRIEVED]:
         d[f"text_{l}"] = f"{R}/liu/bpe/n{w.size}/{l}.train.bpe"
     for l in LIU_RETRIEVED:
-        d[f"dict_{l}"] = downloaded(study.dictionary_id(config, l))
+        d[f"dict_{l}"] = downloaded(liu2020.dictionary_id(config, l))
     return d
 
 
@@ -83,7 +83,7 @@ def liu_retrieval_mbert_inputs(w):
     for l in [SRC, *LIU_RETRIEVED]:
         d[f"text_{l}"] = f"{R}/liu/corpus/n{min(LIU_SIZES)}/{l}.train.txt"
     for l in LIU_RETRIEVED:
-        d[f"dict_{l}"] = downloaded(study.dictionary_id(config, l))
+        d[f"dict_{l}"] = downloaded(liu2020.dictionary_id(config, l))
     return d
 
 
@@ -165,7 +165,7 @@ def liu_xnli_job():
         "task": "xnli",
         "src_lang": SRC,
         "tgt_lang": SRC,
-        "hp": study.xnli_hp(config),
+        "hp": liu2020.xnli_hp(config),
         "epochs": spec["epochs"],
         "epoch_size": spec["epoch_size"],
         "schedule": spec["schedule"],
@@ -387,7 +387,7 @@ rule liu_translation:
     params:
         meta=lambda w: {"model": f"mlm_{w.window}", "size": int(w.size)},
         directions=[list(d) for d in LIU_DIRECTIONS],
-        layers=study.translation_layers(config),
+        layers=liu2020.translation_layers(config),
         alphas=LIU["translation"]["alphas"],
         rows=LIU["translation"]["rows"],
         sentences=LIU["translation"]["sentences"],
@@ -446,7 +446,7 @@ rule liu_translation_report:
         **res("report"),
     params:
         labels=liu_model_labels(),
-        layers=study.model_section(config)["layers"],
+        layers=liu2020.model_section(config)["layers"],
         figure_direction=LIU["translation"]["figure_direction"],
         note=DEMO_NOTE,
     script:
@@ -497,7 +497,7 @@ rule liu_xnli:
         meta=lambda w: {"model": f"mlm_{w.window}", "size": int(w.size)},
         job=liu_xnli_job(),
         languages=LIU_LANGS,
-        freeze=study.xnli_freeze(config) if LIU_LANGS else 0,
+        freeze=liu2020.xnli_freeze(config) if LIU_LANGS else 0,
         alphas=LIU["xnli"]["alphas"],
         sentences=LIU["xnli"]["sentences"],
         batch_size=LIU["xnli"]["batch_size"],

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from xling import config as xcfg
+from xling.config import liu2020
 from xling.errors import ConfigError, InputError
-from xling.liu import study
 from xling.pretrain.schedule import model_flops_per_token, schedule
 
 # Section 3.1: "We train it with 8 NVIDIA V100 GPUs ... It takes around 3 days to train one model",
@@ -228,14 +228,14 @@ def liu_pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
     liu = config["liu2020"]
     if not liu["languages"]:
         return []
-    model = study.model_section(config)
+    model = liu2020.model_section(config)
     jobs = []
     for size in liu["sizes"]:
         for window in liu["windows"]:
-            wid = study.window_id(window)
+            wid = liu2020.window_id(window)
             length = model["tokens_per_sample"] if window == "full" else min(int(window), model["tokens_per_sample"])
             m = {**model, "tokens_per_sample": length}
-            pretrain = study.pretrain_section(config, wid)
+            pretrain = liu2020.pretrain_section(config, wid)
             if pretrain.get("match_tokens"):
                 pretrain = match_recipe(pretrain, model["tokens_per_sample"] / length, pretrain["match_tokens"]["by"])
             jobs.append(PretrainJob(f"liu/n{size}/{wid}", int(liu["bpe_merges"]), model_cfg=m, pretrain_cfg=pretrain))

@@ -20,8 +20,8 @@ from typing import Any, Iterable
 import jsonschema
 import yaml
 
+from xling.config import liu2020
 from xling.errors import ConfigError
-from xling.liu import study
 
 # The checkout the package runs from (tests, benchmarks and the documentation's commands use it).
 REPO = Path(__file__).resolve().parents[3]
@@ -202,7 +202,7 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     for rid in needed:
         if rid not in cfg["downloads"]:
             yield f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
-    yield from study.problems(cfg)
+    yield from liu2020.problems(cfg)
     t = a["transfer"]
     if figure5_pairs(cfg):
         too_deep = [i for i in t["layers"] if i > cfg["model"]["layers"]]
