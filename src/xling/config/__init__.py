@@ -369,9 +369,11 @@ def analysis_targets(cfg: dict) -> list[str]:
     return out
 
 
+# Paper codes -> the ISO 639-3 codes in Tatoeba file names (and in their download ids).
+TATOEBA_CODES = {"fr": "fra", "de": "deu", "ru": "rus", "zh": "cmn"}
+
+
 def tatoeba_ids(lang: str) -> tuple[str, str]:
     """Download ids of the Tatoeba (foreign, English) files for a paper language code."""
-    from xling.taskdata.parallel import TATOEBA_CODES
-
     code = TATOEBA_CODES.get(lang, lang)
     return f"tatoeba_{code}", f"tatoeba_{code}_eng"
