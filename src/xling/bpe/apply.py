@@ -7,8 +7,8 @@ from pathlib import Path
 from subword_nmt.apply_bpe import BPE
 
 from xling.bpe.manifest import SEPARATOR, prefix_token
-from xling.io import atomic_write
 from xling.chunked_map import map_chunks
+from xling.io import atomic_write
 from xling.progress import progress
 
 

@@ -12,9 +12,9 @@ import contextlib
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from xling.chunked_map import map_chunks
 from xling.errors import InputError
 from xling.io import atomic_write
-from xling.chunked_map import map_chunks
 from xling.preprocess.extract import open_bytes, read_utf8_lines
 from xling.preprocess.tokenize import TokenizeSettings, line_tokenizer
 from xling.progress import progress
