@@ -44,6 +44,7 @@ from torch import nn
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.compiling import compile_wanted
 from xling.pretrain.encoder import padded_rows
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.schedule import train_flops_per_token
 
 # The tiny corpora and the in-process fairseq trainer are test support (tests/support/), not
@@ -164,7 +165,8 @@ def fairseq_engine(args, tmp: Path, data: Path):
                compile=compile_setting, vocab_multiple=args.vocab_multiple, clip_norm=args.clip_norm,
                streams_per_epoch_per_gpu=args.batch * 1000, save_interval_updates=None)
     setting = {"separate": {"embeddings": args.sep_emb, "layers": 0}}
-    cmd = fairseq_train_command(data, tmp / "ck", setting, model, pre, ["en", "fr"], n_gpus=1, cpu=False, seed=1)
+    job = PretrainJob.build(data, setting, model, pre, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp / "ck", 1)
     if args.no_deferred:
         cmd = [c for c in cmd if c not in ("--deferred-grad-norm", "--deferred-loss-log")]
     torch.manual_seed(0)
