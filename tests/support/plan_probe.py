@@ -4,12 +4,15 @@ imported and every pretraining job as Snakemake sees it (tests/test_planning.py)
     python -m support.plan_probe OUT.json WORKDIR [CONFIGFILE ...]
 
 OUT.json: ``{"imported": [torch and fairseq modules loaded by planning], "jobs": [{rule, done,
-threads, gpus, params, tracked}]}``; ``tracked`` is what Snakemake stores and compares for a
-job's params (the sorted reprs of their values), ``params`` the values themselves.
+threads, gpus, params, tracked}], "rules": {rule: [jobs, digest of their params]}}``;
+``tracked`` is what Snakemake stores and compares for a job's params (the sorted reprs of their
+values), ``params`` the values themselves; ``rules`` covers every job of the plan, each rule's
+jobs' outputs and tracked params in one digest.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -54,17 +57,31 @@ def pretraining_jobs(jobs: list) -> list[dict]:
             "threads": int(job.threads),
             "gpus": int(job.resources.get("gpu", 0) or 0),
             "params": params,
-            "tracked": sorted(repr(v) for v in params.values()),
+            "tracked": tracked(job),
         })
     return sorted(out, key=lambda j: j["done"])
+
+
+def tracked(job) -> list[str]:
+    """A job's params as Snakemake records them to decide a rerun: the sorted reprs of their values."""
+    return sorted(repr(v) for v in dict(job.params.items()).values())
+
+
+def rule_digests(jobs: list) -> dict[str, list]:
+    """Rule -> [its jobs, a digest of their outputs and tracked params]."""
+    by_rule: dict[str, list] = {}
+    for job in jobs:
+        by_rule.setdefault(job.rule.name, []).append([sorted(map(str, job.output)), tracked(job)])
+    return {rule: [len(entries), hashlib.sha256(json.dumps(sorted(entries)).encode()).hexdigest()]
+            for rule, entries in sorted(by_rule.items())}
 
 
 def main(argv: list[str]) -> int:
     out, workdir, *configs = argv
     jobs = plan(Path(workdir).resolve(), [Path(c).resolve() for c in configs])
     imported = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
-    Path(out).write_text(json.dumps({"imported": imported, "jobs": pretraining_jobs(jobs)}, indent=1) + "\n",
-                         encoding="utf-8")
+    record = {"imported": imported, "jobs": pretraining_jobs(jobs), "rules": rule_digests(jobs)}
+    Path(out).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

@@ -158,24 +158,10 @@ def liu_xnli_static_params():
 
 
 def liu_xnli_job():
-    """xling.finetune.FinetuneJob fields of the study's XNLI fine-tuning (finetune.xnli's length and
+    """xling.finetune.FinetuneJob of the study's XNLI fine-tuning (finetune.xnli's length and
     schedule, liu2020.xnli's cell)."""
-    ft, spec = config["finetune"], config["finetune"]["xnli"]
-    return {
-        "task": "xnli",
-        "src_lang": SRC,
-        "tgt_lang": SRC,
-        "hp": liu2020.xnli_hp(config),
-        "epochs": spec["epochs"],
-        "epoch_size": spec["epoch_size"],
-        "schedule": spec["schedule"],
-        "warmup_fraction": spec["warmup_fraction"],
-        "max_seq_len": ft["max_seq_len"],
-        "seed": int(FSEED0),
-        "max_train_examples": spec["max_train_examples"],
-        "max_eval_examples": ft["max_eval_examples"],
-        "tokenize": tokenize_params(*LIU_LANGS),
-    }
+    hp = liu2020.xnli_hp(config)
+    return FinetuneJob.build(config["finetune"], "xnli", SRC, SRC, hp, FSEED0, tokenize_params(*LIU_LANGS))
 
 
 def liu_model_labels():
@@ -495,7 +481,7 @@ rule liu_xnli:
         **res("finetune"),
     params:
         meta=lambda w: {"model": f"mlm_{w.window}", "size": int(w.size)},
-        job=liu_xnli_job(),
+        job=liu_xnli_job().tracked(),
         languages=LIU_LANGS,
         freeze=liu2020.xnli_freeze(config) if LIU_LANGS else 0,
         alphas=LIU["xnli"]["alphas"],
@@ -549,7 +535,7 @@ if LIU_MBERT:
             **res("finetune"),
         params:
             meta={"model": "mbert", "size": None},
-            job=liu_xnli_job(),
+            job=liu_xnli_job().tracked(),
             languages=LIU_LANGS,
             freeze=LIU_MBERT["freeze_layers"],
             alphas=LIU["xnli"]["alphas"],
