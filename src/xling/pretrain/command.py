@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from xling.pretrain.job import PretrainJob
 from xling.pretrain.names import MODEL_NAME, OPTIMIZER_NAME, TASK_NAME, USER_DIR
@@ -46,12 +46,7 @@ def fairseq_train_command(job: PretrainJob, save_dir: str | Path, gpus: int = 0,
     ``job.recipe.cpu_processes`` processes (several need :func:`cpu_process_commands` to start
     them). The update is the configured global batch whatever the processes
     (:func:`xling.pretrain.schedule.batch_layout`). ``resume``: the layout of the checkpoint a
-    resumed run continues from, where it predates options that change it.
-
-    Precision on GPUs: ``--autocast bf16|fp16`` in the plugin's task on fp32 weights with fused
-    AdamW (fp16 with the optimizer's loss scaling), the loss and gradient norm logged one update
-    late so that no step waits for the GPU; fairseq's ``--fp16`` only resumes runs started with it.
-    CPU jobs run fp32."""
+    resumed run continues from, where it predates options that change it."""
     processes = max(1, int(gpus) or int(job.recipe.cpu_processes))
     sched = schedule(job.recipe, job.model)
     return [
@@ -66,9 +61,14 @@ def fairseq_train_command(job: PretrainJob, save_dir: str | Path, gpus: int = 0,
         *optimisation_options(job, sched),
         *checkpoint_options(job, sched, save_dir),
         *per_language_options(job),
-        *(distribution_options(job, processes, cpu=True) if not gpus else
-          [*gpu_precision_options(job.recipe.precision, resume), *distribution_options(job, processes, cpu=False)]),
+        *device_options(job, gpus, processes, resume),
     ]
+
+
+def as_named(section: Mapping, *names: str) -> list[str]:
+    """``--<name> <value>`` for each field of ``section`` whose fairseq option bears its name,
+    the value as the config gives it."""
+    return [arg for name in names for arg in (f"--{name.replace('_', '-')}", str(section[name]))]
 
 
 def model_options(job: PretrainJob, vocab_multiple: int) -> list[str]:
@@ -81,12 +81,11 @@ def model_options(job: PretrainJob, vocab_multiple: int) -> list[str]:
         "--encoder-embed-dim", str(m.dim),
         "--encoder-ffn-embed-dim", str(m.ffn_dim),
         "--activation-fn", str(m.activation),
-        "--dropout", str(m.dropout),
-        "--attention-dropout", str(m.attention_dropout),
+        *as_named(m, "dropout", "attention_dropout"),
         "--max-positions", str(m.tokens_per_sample),
         "--separate-layers", str(sep.layers),
         *(["--language-embeddings"] if m.language_embeddings else []),
-        "--mlm-head", str(m.mlm_head),
+        *as_named(m, "mlm_head"),
         "--layer-norm-eps", str(float(m.layer_norm_eps)),
         *(["--activation-dropout", str(m.activation_dropout)] if m.activation_dropout is not None else []),
         "--param-init", str(m.init),
@@ -100,12 +99,10 @@ def data_options(job: PretrainJob, layout: BatchLayout, num_workers: int) -> lis
     smoothed language sampling, and the batch of one forward pass."""
     r = job.recipe
     return [
-        "--tokens-per-sample", str(job.model.tokens_per_sample),
-        "--sample-break-mode", str(r.sample_break_mode),
+        *as_named(job.model, "tokens_per_sample"),
+        *as_named(r, "sample_break_mode"),
         "--sentence-window", str(r.sentence_window or 0),
-        "--mask-prob", str(r.mask_prob),
-        "--leave-unmasked-prob", str(r.leave_unmasked_prob),
-        "--random-token-prob", str(r.random_token_prob),
+        *as_named(r, "mask_prob", "leave_unmasked_prob", "random_token_prob"),
         "--multilang-sampling-alpha", str(r.sampling_alpha),
         "--batch-size", str(layout.streams_per_step),
         "--batch-size-valid", str(layout.streams_per_step),
@@ -124,9 +121,7 @@ def optimisation_options(job: PretrainJob, sched: Schedule) -> list[str]:
         "--adam-eps", str(float(r.adam_eps)),
         "--weight-decay", str(float(r.weight_decay)),
         "--clip-norm", str(float(r.clip_norm)),
-        "--lr", str(r.lr),
-        "--lr-scheduler", str(r.lr_scheduler),
-        "--warmup-updates", str(r.warmup_updates),
+        *as_named(r, "lr", "lr_scheduler", "warmup_updates"),
         "--warmup-init-lr", "1e-07",
         "--max-update", str(sched.max_updates),
         "--seed", str(job.seed),
@@ -147,11 +142,11 @@ def checkpoint_options(job: PretrainJob, sched: Schedule, save_dir: str | Path) 
         # checkpoint_best is only written when a validation (every epoch) coincides with a save
         "--save-interval-updates", str(save_interval_updates(r, job.model)),
         "--save-interval", "1000000",
-        "--keep-interval-updates", str(r.keep_interval_updates),
+        *as_named(r, "keep_interval_updates"),
         "--no-epoch-checkpoints",
         "--log-format", "json",
         *(["--tensorboard-logdir", str(Path(save_dir).parent / "tensorboard")] if r.tensorboard else []),
-        "--log-interval", str(r.log_interval),
+        *as_named(r, "log_interval"),
         "--skip-invalid-size-inputs-valid-test",
     ]
 
@@ -168,6 +163,16 @@ def per_language_options(job: PretrainJob) -> list[str]:
         *(["--shared-positions"] if sep.embeddings and not sep.separate_positions else []),
         *(["--one-language-batches"] if one_language else []),
     ]
+
+
+def device_options(job: PretrainJob, gpus: int, processes: int, resume: ResumeLayout | None) -> list[str]:
+    """CPU jobs run fp32. GPU jobs: ``--autocast bf16|fp16`` in the plugin's task on fp32 weights
+    with fused AdamW (fp16 with the optimizer's loss scaling), the loss and gradient norm logged
+    one update late so that no step waits for the GPU; fairseq's ``--fp16`` only resumes runs
+    started with it. Then data parallelism over the ``processes``."""
+    if not gpus:
+        return distribution_options(job, processes, cpu=True)
+    return [*gpu_precision_options(job.recipe.precision, resume), *distribution_options(job, processes, cpu=False)]
 
 
 def distribution_options(job: PretrainJob, processes: int, cpu: bool) -> list[str]:
