@@ -3,7 +3,8 @@
 The config is data (config/config.yaml, overridden by e.g. config/demo.yaml); this module fills in
 the schema's defaults (the one place they live), turns schema violations into one-line messages
 that name the key and the allowed values, and offers the derived views the rules need (grid cells,
-pair languages, job lists).
+pair languages, job lists); Liu et al.'s section has its own module, ``xling.config.liu2020``. The
+stages read the config; the config imports none of them.
 """
 
 from __future__ import annotations
