@@ -29,7 +29,12 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/transfer.smk"
 include: "workflow/rules/export.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/report_section5.smk"
+include: "workflow/rules/report_ledger.smk"
 include: "workflow/rules/liu2020.smk"
+include: "workflow/rules/liu2020_retrieval.smk"
+include: "workflow/rules/liu2020_translation.smk"
+include: "workflow/rules/liu2020_xnli.smk"
 include: "workflow/rules/bundle.smk"
 
 

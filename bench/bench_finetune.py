@@ -51,8 +51,9 @@ import torch
 from xling.config import grid_cells, load_yaml
 from xling.finetune.encoder import freeze_language_specific
 from xling.finetune.grid import GridModel, GridSettings, bucket, cell_optimizers, train_step
+from xling.finetune.job import FinetuneJob
 from xling.finetune.tasks import TASKS, Item
-from xling.finetune.train import FinetuneJob, TaskData, make_optimizer, train_epochs
+from xling.finetune.train import TaskData, make_optimizer, train_epochs
 from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, fill_model_args
 from xling.pretrain.loader import LoadedEncoder

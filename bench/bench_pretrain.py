@@ -43,6 +43,7 @@ from torch import nn
 
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.encoder import padded_rows
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.schedule import train_flops_per_token
 
 # The tiny corpora and the in-process fairseq trainer are test support (tests/support/), not
@@ -164,7 +165,8 @@ def fairseq_engine(args, tmp: Path, data: Path):
                compile=compile_setting, vocab_multiple=args.vocab_multiple, clip_norm=args.clip_norm,
                streams_per_epoch_per_gpu=args.batch * 1000, save_interval_updates=None)
     setting = {"separate": {"embeddings": args.sep_emb, "layers": 0}}
-    cmd = fairseq_train_command(data, tmp / "ck", setting, model, pre, ["en", "fr"], n_gpus=1, cpu=False, seed=1)
+    job = PretrainJob.build(data, setting, model, pre, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp / "ck", 1)
     if args.no_deferred:
         cmd = [c for c in cmd if c not in ("--deferred-grad-norm", "--deferred-loss-log")]
     torch.manual_seed(0)
@@ -263,13 +265,60 @@ def summary(rates: list[float]) -> dict:
     return {"min": min(rates), "median": statistics.median(rates), "max": max(rates)}
 
 
+class Blocks:
+    """Timed blocks of steps of each engine, on the same batches in the same order."""
+
+    def __init__(self, steps: dict, tokens_of: list[int], sync):
+        self.steps, self.tokens_of, self.sync = steps, tokens_of, sync
+
+    def first_pass(self) -> dict[str, float]:
+        """Seconds of every batch once per engine: each language's graphs compile here."""
+        first = {}
+        for name in ENGINES:
+            self.sync()
+            t0 = time.perf_counter()
+            for i in range(len(self.tokens_of)):
+                self.steps[name](i)
+            self.sync()
+            first[name] = time.perf_counter() - t0
+        return first
+
+    def rate(self, name: str, start: int, steps: int) -> float:
+        """tokens/s of ``steps`` steps of engine ``name`` from batch ``start``."""
+        self.sync()
+        t0 = time.perf_counter()
+        for j in range(steps):
+            self.steps[name](start + j)
+        self.sync()
+        return sum(self.tokens_of[(start + j) % len(self.tokens_of)] for j in range(steps)) / (time.perf_counter() - t0)
+
+    def warm_up(self, args) -> tuple[dict[str, list[float]], bool, int]:
+        """Blocks of each engine until the last 3 of both lie within ``--settle`` of their median
+        (at most ``--max-warmup-blocks``): ``(rates, settled, the next batch)``."""
+        warm = {name: [] for name in ENGINES}
+        settled, start = False, 0
+        while not settled and len(warm["fairseq"]) < args.max_warmup_blocks:
+            for name in ENGINES:
+                warm[name].append(self.rate(name, start, args.steps))
+            start += args.steps
+            settled = all(len(r) >= 3 and (max(r[-3:]) - min(r[-3:])) <= args.settle * statistics.median(r[-3:])
+                          for r in warm.values())
+        return warm, settled, start
+
+    def measure(self, args, start: int) -> dict[str, list[float]]:
+        """``--blocks`` rounds of one block per engine, alternating which runs first."""
+        rates = {name: [] for name in ENGINES}
+        for r in range(args.blocks):
+            for name in (ENGINES if r % 2 == 0 else ENGINES[::-1]):  # neither engine always runs first
+                rates[name].append(self.rate(name, start, args.steps))
+            start += args.steps
+        return rates
+
+
 def run(args, tmp: Path) -> dict:
-    cuda = args.device == "cuda"
-    dev = torch.device(args.device)
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    cuda, dev = args.device == "cuda", torch.device(args.device)
     n_pool = max(4, min(args.steps, 16))
-    data = toy_corpus(args, n_pool, tmp)
-    model_cfg, pre, (cfg, task, trainer) = fairseq_engine(args, tmp, data)
+    model_cfg, pre, (cfg, task, trainer) = fairseq_engine(args, tmp, toy_corpus(args, n_pool, tmp))
     # the plain step compiles where the fairseq engine's model does (auto: a GPU and a large enough step)
     compile_on = bool(trainer.model.encoder.compiled)
     batches = full_batches(trainer, n_pool)
@@ -277,53 +326,34 @@ def run(args, tmp: Path) -> dict:
     plain_batches = [plain_prepare(b) for b in batches]
     pad = task.source_dictionary.pad()
     tokens_of = [int(b["net_input"]["src_tokens"].ne(pad).sum()) for b in batches]
-    predicted = sum(b["n_predicted"] for b in batches) / sum(tokens_of)
-
-    def fairseq_step(i):
-        trainer.train_step([batches[i % len(batches)]])
-
-    def plain_step(i):
-        plain_run(plain_batches[i % len(plain_batches)])
-
-    steps = {"fairseq": fairseq_step, "plain": plain_step}
-
-    def block(name, start) -> float:
-        """tokens/s of ``--steps`` steps from batch ``start``."""
-        sync()
-        t0 = time.perf_counter()
-        for j in range(args.steps):
-            steps[name](start + j)
-        sync()
-        return sum(tokens_of[(start + j) % len(batches)] for j in range(args.steps)) / (time.perf_counter() - t0)
-
+    steps = {"fairseq": lambda i: trainer.train_step([batches[i % len(batches)]]),
+             "plain": lambda i: plain_run(plain_batches[i % len(plain_batches)])}
+    blocks = Blocks(steps, tokens_of, torch.cuda.synchronize if cuda else (lambda: None))
     t_warm = time.perf_counter()
-    first = {}
-    for name in ENGINES:  # every batch once: each language's graphs compile here
-        sync()
-        t0 = time.perf_counter()
-        for i in range(len(batches)):
-            steps[name](i)
-        sync()
-        first[name] = time.perf_counter() - t0
+    first = blocks.first_pass()
     if args.remainder_batch:
         small = remainder_batch(batches[0], pad, cfg.task.mask_prob)
         trainer.train_step([small])
         plain_run(plain_prepare(small))
-    warm = {name: [] for name in ENGINES}
-    settled = False
-    start = 0
-    while not settled and len(warm["fairseq"]) < args.max_warmup_blocks:
-        for name in ENGINES:
-            warm[name].append(block(name, start))
-        start += args.steps
-        settled = all(len(r) >= 3 and (max(r[-3:]) - min(r[-3:])) <= args.settle * statistics.median(r[-3:])
-                      for r in warm.values())
-    warmup_s = time.perf_counter() - t_warm
-    rates = {name: [] for name in ENGINES}
-    for r in range(args.blocks):
-        for name in (ENGINES if r % 2 == 0 else ENGINES[::-1]):  # neither engine always runs first
-            rates[name].append(block(name, start))
-        start += args.steps
+    warm, settled, start = blocks.warm_up(args)
+    warmup = {"first_steps_s": first, "first_steps": len(batches), "blocks": len(warm["fairseq"]),
+              "settled": settled, "seconds": time.perf_counter() - t_warm}
+    rates = blocks.measure(args, start)
+    predicted = sum(b["n_predicted"] for b in batches) / sum(tokens_of)
+    result = results(args, rates, warmup, predicted, model_cfg, compile_on, task, trainer, plain)
+    print_results(args, result)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        tmp_json = args.json.with_name(args.json.name + ".tmp")
+        tmp_json.write_text(json.dumps(result, indent=2) + "\n")
+        tmp_json.replace(args.json)
+    return result
+
+
+def results(args, rates: dict, warmup: dict, predicted: float, model_cfg: dict, compile_on: bool, task, trainer,
+            plain) -> dict:
+    """The record of a run: both engines' rates, their ratio, the model FLOP/s (and MFU on a GPU)."""
+    cuda = args.device == "cuda"
     stats = {name: summary(rates[name]) for name in ENGINES}
     tps = {name: stats[name]["median"] for name in ENGINES}
     round_ratios = [f / p for f, p in zip(rates["fairseq"], rates["plain"])]
@@ -341,44 +371,47 @@ def run(args, tmp: Path) -> dict:
         "tokens_per_s": tps, "blocks_tokens_per_s": rates, "stats": stats,
         "ratio_fairseq_over_plain": tps["fairseq"] / tps["plain"],
         "round_ratios": round_ratios, "round_ratio_median": statistics.median(round_ratios),
-        "warmup": {"first_steps_s": first, "first_steps": len(batches), "blocks": len(warm["fairseq"]),
-                   "settled": settled, "seconds": warmup_s},
-        "steps_per_block": args.steps, "predicted_fraction": predicted,
+        "warmup": warmup, "steps_per_block": args.steps, "predicted_fraction": predicted,
         "flops_per_token": per_token, "achieved_flops_per_s": per_token * tps["fairseq"],
     }
-    print(f"{result['device']}, torch {torch.__version__}, {args.precision}, compile {'on' if compile_on else 'off'}, "
-          f"batch {args.batch} x {args.tokens_per_sample}, vocab {result['vocab']} ({result['vocab_rows']} rows)"
-          f"{', Sep Emb' if args.sep_emb else ''}")
-    print(f"params: fairseq {result['params_fairseq']:,}  plain {result['params_plain']:,}")
-    print("first pass over the {} batches (compile included): ".format(len(batches))
-          + ", ".join(f"{k} {v:.1f} s" for k, v in first.items())
-          + f"; warm-up {len(warm['fairseq'])} blocks per engine, {'settled' if settled else 'NOT settled'}, "
-          f"{warmup_s:.0f} s")
-    print(f"{'tokens/s':8s} {'min':>12s} {'median':>12s} {'max':>12s}   ({args.blocks} blocks of {args.steps} steps)")
-    for name in ENGINES:
-        s = stats[name]
-        print(f"{name:8s} {s['min']:12.1f} {s['median']:12.1f} {s['max']:12.1f}")
-    print(f"ratio fairseq/plain = {result['ratio_fairseq_over_plain']:.3f} (medians); per round: median "
-          f"{result['round_ratio_median']:.3f}, {min(round_ratios):.3f} - {max(round_ratios):.3f}")
-    print(f"fairseq step: {result['achieved_flops_per_s'] / 1e12:.3f} TFLOP/s of model FLOPs "
-          f"({per_token / 1e6:.2f} MFLOP per token)")
     if cuda:
-        name = torch.cuda.get_device_name(0)
-        peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
+        peak = gpu_peak_tflops(args, result["device"])
         if peak:
             result["mfu"] = result["achieved_flops_per_s"] / 1e12 / peak
             result["mfu_plain"] = per_token * tps["plain"] / 1e12 / peak
-            print(f"MFU: fairseq {100 * result['mfu']:.1f}%, plain {100 * result['mfu_plain']:.1f}% "
-                  f"of {peak:.0f} TFLOP/s")
-        else:
-            print("unknown GPU peak: pass --peak-tflops for MFU")
         result["peak_memory_gb"] = torch.cuda.max_memory_allocated() / 2**30
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        tmp_json = args.json.with_name(args.json.name + ".tmp")
-        tmp_json.write_text(json.dumps(result, indent=2) + "\n")
-        tmp_json.replace(args.json)
     return result
+
+
+def gpu_peak_tflops(args, device: str) -> float | None:
+    """``--peak-tflops``, else the peak of the GPU by name (None when unknown)."""
+    return args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in device), None)
+
+
+def print_results(args, result: dict) -> None:
+    w = result["warmup"]
+    print(f"{result['device']}, torch {result['torch']}, {args.precision}, compile "
+          f"{'on' if result['compile'] else 'off'}, batch {args.batch} x {args.tokens_per_sample}, vocab "
+          f"{result['vocab']} ({result['vocab_rows']} rows){', Sep Emb' if args.sep_emb else ''}")
+    print(f"params: fairseq {result['params_fairseq']:,}  plain {result['params_plain']:,}")
+    print("first pass over the {} batches (compile included): ".format(w["first_steps"])
+          + ", ".join(f"{k} {v:.1f} s" for k, v in w["first_steps_s"].items())
+          + f"; warm-up {w['blocks']} blocks per engine, {'settled' if w['settled'] else 'NOT settled'}, "
+          f"{w['seconds']:.0f} s")
+    print(f"{'tokens/s':8s} {'min':>12s} {'median':>12s} {'max':>12s}   ({args.blocks} blocks of {args.steps} steps)")
+    for name in ENGINES:
+        s = result["stats"][name]
+        print(f"{name:8s} {s['min']:12.1f} {s['median']:12.1f} {s['max']:12.1f}")
+    ratios = result["round_ratios"]
+    print(f"ratio fairseq/plain = {result['ratio_fairseq_over_plain']:.3f} (medians); per round: median "
+          f"{result['round_ratio_median']:.3f}, {min(ratios):.3f} - {max(ratios):.3f}")
+    print(f"fairseq step: {result['achieved_flops_per_s'] / 1e12:.3f} TFLOP/s of model FLOPs "
+          f"({result['flops_per_token'] / 1e6:.2f} MFLOP per token)")
+    if "mfu" in result:
+        print(f"MFU: fairseq {100 * result['mfu']:.1f}%, plain {100 * result['mfu_plain']:.1f}% "
+              f"of {gpu_peak_tflops(args, result['device']):.0f} TFLOP/s")
+    elif args.device == "cuda":
+        print("unknown GPU peak: pass --peak-tflops for MFU")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.inprocess import build
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.job import PretrainJob
 
 MEASURED = Path(__file__).resolve().parent / "measured" / "h100_pretrain_paper_model.json"
 # (name, tokens per sample, batch, sample break mode): the paper model's benchmark batch, make demo-full's
@@ -33,8 +34,8 @@ def batch_seconds(data: Path, tmp: Path, tokens: int, batch: int, mode: str, bat
     model = dict(TINY_MODEL, tokens_per_sample=tokens)
     pretrain = dict(TINY_PRETRAIN, batch_size_per_gpu=batch, streams_per_epoch_per_gpu=batch * batches,
                     sample_break_mode=mode)
-    cmd = fairseq_train_command(data, tmp / "save", {"separate": {"embeddings": False, "layers": 0}}, model,
-                                pretrain, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data, {"separate": {"embeddings": False, "layers": 0}}, model, pretrain, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp / "save")
     _, task, _, _ = build(cmd)
     task.load_dataset("train", epoch=1)
     itr = task.get_batch_iterator(task.dataset("train"), max_sentences=batch, max_positions=tokens,

@@ -116,6 +116,7 @@ def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
     from support.inprocess import build
     from support.toy_data import TINY_MODEL, TINY_PRETRAIN
     from xling.pretrain.command import data_path, fairseq_train_command
+    from xling.pretrain.job import PretrainJob
 
     bpe = tmp_path / "bpe"
     bpe.mkdir()
@@ -134,8 +135,9 @@ def test_code_switched_variants_share_one_dictionary(tmp_path, bpe_dir):
     with pytest.raises(InputError, match="en.train.v2.bpe.*code-switched copy of en"):
         binarize_variant(out / "dict.txt", {"en": bpe / "en.train.v2.bpe"}, out / "v2")
 
-    cmd = fairseq_train_command([out, out / "v1"], tmp_path / "ck", {"separate": {"embeddings": False, "layers": 0}},
-                                dict(TINY_MODEL, tokens_per_sample=16), TINY_PRETRAIN, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build([out, out / "v1"], {"separate": {"embeddings": False, "layers": 0}},
+                            dict(TINY_MODEL, tokens_per_sample=16), TINY_PRETRAIN, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "ck")
     assert cmd[1] == data_path([out, out / "v1"])
     _, task, _, _ = build(cmd)
 

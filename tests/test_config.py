@@ -5,8 +5,8 @@ import copy
 import pytest
 
 from xling import config as xcfg
+from xling.config import liu2020
 from xling.errors import ConfigError
-from xling.liu import study
 from xling.pretrain.job import ALL_SHARED, PretrainJob
 
 PAPER = xcfg.load_yaml(xcfg.REPO / "config" / "config.yaml")
@@ -182,8 +182,8 @@ def test_liu2020_checks():
 def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
     xcfg.validate(cfg)
-    assert study.xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
-    assert study.xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
+    assert liu2020.xnli_freeze(cfg) == 6  # m-BERT's first 6 of 12 layers fixed (4.3)
+    assert liu2020.xnli_hp(cfg) == xcfg.grid_cells(cfg["finetune"]["xnli"])[0]
     # the readings of Liu et al. (docs/liu2020.md), each following the paper by default
     liu = cfg["liu2020"]
     assert liu["translation"]["token_sets"] == "evaluated"  # Table 3: the evaluated text's tokens
@@ -212,8 +212,8 @@ def test_pretrain_options_added_later_are_left_out_of_the_tracked_params_at_thei
     job = PretrainJob.build(["d"], ALL_SHARED, {**cfg["model"], "unused": 3}, cfg["pretrain"], ["en", "fr"], 1)
     assert job.tracked()["model"] == cfg["model"] and job.model.dim == cfg["model"]["dim"]
     assert job.recipe.adam_betas == tuple(cfg["pretrain"]["adam_betas"])
-    assert tracked(study.pretrain_section(cfg, "w20"))["sentence_window"] == 20
-    assert "sentence_window" not in tracked(study.pretrain_section(cfg, "full"))
+    assert tracked(liu2020.pretrain_section(cfg, "w20"))["sentence_window"] == 20
+    assert "sentence_window" not in tracked(liu2020.pretrain_section(cfg, "full"))
 
 
 OLDER_MODEL = ("layers", "heads", "dim", "ffn_dim", "activation", "dropout", "attention_dropout", "tokens_per_sample")
@@ -237,7 +237,7 @@ def test_xlms_model_is_the_paper_configs_and_older_models_keep_their_params():
     assert "language_embeddings" not in mono.tracked()["model"] and not mono.model.language_embeddings
     assert mono.tracked()["model"]["mlm_head"] == "xlm"
     # Liu et al.'s models are BERT's: no language embeddings, BERT's head and initialisation
-    liu = PretrainJob.build(["d"], ALL_SHARED, study.model_section(cfg), cfg["pretrain"], ["en", "fr", "de"], 1)
+    liu = PretrainJob.build(["d"], ALL_SHARED, liu2020.model_section(cfg), cfg["pretrain"], ["en", "fr", "de"], 1)
     assert not liu.model.language_embeddings and (liu.model.mlm_head, liu.model.init) == ("bert", "bert")
     assert liu.model.layer_norm_eps == 1e-12 and liu.model.activation_dropout == 0.0  # BERT's as well as XLM's
 
@@ -315,18 +315,18 @@ def test_a_precision_fairseq_cannot_run_is_refused_with_the_reason():
 def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml", xcfg.REPO / "config" / "demo.yaml")
     xcfg.validate(cfg)
-    full, w20 = study.pretrain_section(cfg, "full"), study.pretrain_section(cfg, "w20")
+    full, w20 = liu2020.pretrain_section(cfg, "full"), liu2020.pretrain_section(cfg, "w20")
     assert full["sample_break_mode"] == "eos" and full["lr"] == 2.0e-3 and full["sentence_window"] is None
     assert w20["sentence_window"] == 20 and w20["batch_size_per_gpu"] == 64
     # the windowed model is matched in tokens to the full one (its batch measured when it starts)
     assert "match_tokens" not in full and w20["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
     # a job's tracked params: the full model's are as they were, the windowed model's name the match
-    job = {wid: PretrainJob.build(["d"], ALL_SHARED, study.model_section(cfg), study.pretrain_section(cfg, wid),
+    job = {wid: PretrainJob.build(["d"], ALL_SHARED, liu2020.model_section(cfg), liu2020.pretrain_section(cfg, wid),
                                   ["en", "fr"], 1).tracked()["pretrain"] for wid in ("full", "w20")}
     assert "match_tokens" not in job["full"] and "sentence_window" not in job["full"]
     assert job["w20"]["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
     cfg["liu2020"]["window_tokens"] = "none"
-    assert study.pretrain_section(cfg, "w20")["match_tokens"] is None
+    assert liu2020.pretrain_section(cfg, "w20")["match_tokens"] is None
     assert cfg["pretrain"]["sample_break_mode"] == "none" and cfg["pretrain"]["lr"] == 1.0e-3  # Table 1's models
 
 

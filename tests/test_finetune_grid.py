@@ -20,7 +20,8 @@ from xling.config import grid_cells, hp_id, load_yaml
 from xling.finetune import GridSettings, finetune, finetune_grid, run_finetune, run_grid
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
-from xling.finetune.grid import bucket, cells_by_batch_size, check_grid, default_buckets
+from xling.finetune.grid import bucket, check_grid, default_buckets
+from xling.finetune.job import cells_by_batch_size
 from xling.finetune.tasks import TASKS, Item
 from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, fill_model_args

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from xling.finetune.train import FinetuneJob
+from xling.finetune.job import FinetuneJob
 from xling.liu.xnli_job import choose_alpha, freeze_below, run_liu_xnli
 
 

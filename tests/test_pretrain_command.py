@@ -10,6 +10,7 @@ from xling import config as xcfg
 from xling.errors import ConfigError
 from xling.pretrain.command import ResumeLayout, cpu_process_commands, fairseq_train_command
 from xling.pretrain.fairseq_plugin import USER_DIR
+from xling.pretrain.job import ALL_SHARED, PretrainJob
 from xling.pretrain.schedule import schedule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,10 +32,10 @@ def opts(cmd):
     return out
 
 
-def paper_command(setting="default", cpu=False, n_gpus=8, **kw):
-    return fairseq_train_command("R/bin/x/en-fr", "R/pretrain/x/en-fr", CONFIG["settings"][setting],
-                                 CONFIG["model"], CONFIG["pretrain"], ["en", "fr"], n_gpus=n_gpus, cpu=cpu,
-                                 **{"seed": 1, **kw})
+def paper_command(setting="default", gpus=8, seed=1, **kw):
+    job = PretrainJob.build("R/bin/x/en-fr", CONFIG["settings"][setting], CONFIG["model"], CONFIG["pretrain"],
+                            ["en", "fr"], seed)
+    return fairseq_train_command(job, "R/pretrain/x/en-fr", gpus, **kw)
 
 
 def test_paper_hyperparameters():
@@ -75,16 +76,16 @@ def test_tensorboard_logs_go_beside_the_model_when_asked():
     # the job's save_dir is <model>/fairseq: the event files go to <model>/tensorboard
     o = opts(paper_command())
     assert CONFIG["pretrain"]["tensorboard"] is True and o["--tensorboard-logdir"] == "R/pretrain/x/tensorboard"
-    assert parse_command(paper_command(cpu=True, n_gpus=0)).common.tensorboard_logdir == "R/pretrain/x/tensorboard"
+    assert parse_command(paper_command(gpus=0)).common.tensorboard_logdir == "R/pretrain/x/tensorboard"
     for off in ({**CONFIG["pretrain"], "tensorboard": False}, {k: v for k, v in CONFIG["pretrain"].items()
                                                              if k != "tensorboard"}):
-        cmd = fairseq_train_command("d", "s/fairseq", CONFIG["settings"]["default"], CONFIG["model"], off, ["en"],
-                                    n_gpus=1, cpu=False, seed=1)
+        job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], off, ["en"], 1)
+        cmd = fairseq_train_command(job, "s/fairseq", 1)
         assert "--tensorboard-logdir" not in cmd
 
 
 def test_cpu_runs_fp32_and_seed_override():
-    o = opts(paper_command(cpu=True, n_gpus=0, seed=2))
+    o = opts(paper_command(gpus=0, seed=2))
     assert o["--cpu"] is True and "--fp16" not in o and "--bf16" not in o and "--autocast" not in o
     assert "--deferred-grad-norm" not in o  # nothing to wait for on a CPU
     assert o["--seed"] == "2" and "--distributed-world-size" not in o
@@ -100,8 +101,8 @@ NEVER = ("--bf16", "--memory-efficient-fp16", "--memory-efficient-bf16", "--amp"
                                                ("fp32", [])])
 def test_gpu_precisions_autocast_in_the_plugin(precision, options):
     pre = dict(CONFIG["pretrain"], precision=precision)
-    cmd = fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en", "fr"],
-                                n_gpus=8, cpu=False, seed=1)
+    job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, "s", 8)
     assert not set(NEVER) & set(cmd)
     autocast = cmd[cmd.index("--autocast"):cmd.index("--autocast") + 2] if "--autocast" in cmd else []
     assert autocast + (["--loss-scaling"] if "--loss-scaling" in cmd else []) == options
@@ -112,19 +113,19 @@ def test_gpu_precisions_autocast_in_the_plugin(precision, options):
 
 
 def test_new_options_default_when_a_jobs_params_leave_them_out():
-    """A job's params omit options added later while at their default: the command fills them
-    in from the schema (64 rows, compile on GPUs), not from how older runs were started."""
+    """A job's params omit options added later while at their default: the job has them at it
+    (64 rows, compile on GPUs), not at how older runs were started."""
     pre = {k: v for k, v in CONFIG["pretrain"].items() if k not in ("vocab_multiple", "compile")}
-    o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en"],
-                                   n_gpus=1, cpu=False, seed=1))
+    job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en"], 1)
+    o = opts(fairseq_train_command(job, "s", 1))
     assert o["--vocab-multiple"] == "64" and o["--compile-encoder"] == "auto"
     for setting, flag in ((True, "on"), (False, "off"), ("auto", "auto")):
-        o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"],
-                                       dict(pre, compile=setting, vocab_multiple=8), ["en"], 1, False, 1))
+        job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"],
+                                dict(pre, compile=setting, vocab_multiple=8), ["en"], 1)
+        o = opts(fairseq_train_command(job, "s", 1))
         assert o["--compile-encoder"] == flag and o["--vocab-multiple"] == "8"
-    with pytest.raises(ConfigError, match="pretrain.compile"):
-        fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], dict(pre, compile="yes"),
-                              ["en"], 1, False, 1)
+    with pytest.raises(ConfigError, match="config key 'pretrain.compile': 'yes' is not allowed"):
+        PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], dict(pre, compile="yes"), ["en"], 1)
 
 
 def test_a_resumed_run_keeps_the_layout_it_was_started_with():
@@ -134,7 +135,7 @@ def test_a_resumed_run_keeps_the_layout_it_was_started_with():
     assert o["--vocab-multiple"] == "1"
     o = opts(paper_command(resume=ResumeLayout(vocab_multiple=64, fairseq_fp16=False)))
     assert "--fp16" not in o and o["--autocast"] == "fp16" and o["--vocab-multiple"] == "64"
-    o = opts(paper_command(cpu=True, n_gpus=0, resume=legacy))  # an fp32 CPU run of older code
+    o = opts(paper_command(gpus=0, resume=legacy))  # an fp32 CPU run of older code
     assert "--fp16" not in o and o["--vocab-multiple"] == "1"
 
 
@@ -152,15 +153,20 @@ def test_separation_options(name):
     assert "--shared-positions" not in o
 
 
-def test_shared_positions_need_separate_embeddings():
-    with pytest.raises(ConfigError, match="separate.positions needs separate.embeddings"):
-        fairseq_train_command("d", "s", {"separate": {"embeddings": False, "positions": True, "layers": 0}},
-                              CONFIG["model"], CONFIG["pretrain"], ["en", "fr"], 1, False, 1)
+def test_a_job_is_checked_where_the_config_is():
+    """The schema's allowed values and the config's cross-checks, for a job's own sections."""
+    with pytest.raises(ConfigError, match="'separate.positions': separate positional embeddings need separate token"):
+        PretrainJob.build("d", {"separate": {"embeddings": False, "positions": True, "layers": 0}},
+                          CONFIG["model"], CONFIG["pretrain"], ["en", "fr"], 1)
+    with pytest.raises(ConfigError, match="'pretrain.precision': 'fp8' is not allowed"):
+        PretrainJob.build("d", ALL_SHARED, CONFIG["model"], dict(CONFIG["pretrain"], precision="fp8"), ["en"], 1)
+    with pytest.raises(ConfigError, match="distinct languages"):
+        PretrainJob.build("d", ALL_SHARED, CONFIG["model"], CONFIG["pretrain"], ["en", "en"], 1)
 
 
 @pytest.mark.parametrize("name", ["default", "sep_emb_l1_6"])
 def test_command_parses_with_fairseq(name):
-    cmd = paper_command(name, cpu=True, n_gpus=0)
+    cmd = paper_command(name, gpus=0)
     cfg = parse_command(cmd)
     sep = CONFIG["settings"][name]["separate"]
     assert cfg.model.encoder_layers == 8 and cfg.model.separate_layers == sep["layers"]
@@ -174,23 +180,24 @@ def test_command_parses_with_fairseq(name):
 
 
 def test_monolingual_and_bad_options():
-    o = opts(fairseq_train_command("d", "s", {"separate": {"embeddings": False, "layers": 0}}, CONFIG["model"],
-                                   CONFIG["pretrain"], ["en"], n_gpus=1, cpu=False, seed=2))
+    job = PretrainJob.build("d", {"separate": {"embeddings": False, "layers": 0}}, CONFIG["model"], CONFIG["pretrain"],
+                            ["en"], 2)
+    o = opts(fairseq_train_command(job, "s", 1))
     assert o["--valid-subset"] == "valid_en" and o["--languages"] == "en" and o["--seed"] == "2"
-    with pytest.raises(ConfigError):
-        fairseq_train_command(
-            "d", "s", {"separate": {"embeddings": False, "layers": 9}}, CONFIG["model"], CONFIG["pretrain"],
-            ["en", "fr"], n_gpus=0, cpu=True, seed=1)
+    with pytest.raises(ConfigError, match="9 separate layers leaves no shared layer"):
+        PretrainJob.build("d", {"separate": {"embeddings": False, "layers": 9}}, CONFIG["model"], CONFIG["pretrain"],
+                          ["en", "fr"], 1)
     bad = dict(CONFIG["pretrain"], save_interval_updates=7)
+    job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], bad, ["en", "fr"], 1)
     with pytest.raises(ConfigError, match="must divide the 2084 updates"):
-        fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], bad, ["en", "fr"], 0, True, 1)
+        fairseq_train_command(job, "s")
 
 
 @pytest.mark.parametrize("gpus,step,freq", [(8, 96, 1), (4, 96, 2), (2, 96, 4), (1, 96, 8), (16, 48, 1),
                                             (3, 64, 4)])
 def test_update_is_the_paper_batch_on_any_gpu_count(gpus, step, freq):
     """GPUs x --batch-size x --update-freq is always the configured 768 streams."""
-    o = opts(paper_command(n_gpus=gpus))
+    o = opts(paper_command(gpus=gpus))
     assert (int(o["--batch-size"]), int(o["--update-freq"])) == (step, freq)
     assert gpus * step * freq == 768
     assert ("--distributed-world-size" in o) == (gpus > 1)
@@ -198,20 +205,21 @@ def test_update_is_the_paper_batch_on_any_gpu_count(gpus, step, freq):
 
 def test_gpu_count_that_does_not_divide_the_batch_is_refused():
     with pytest.raises(ConfigError, match="cannot share the global batch of 768 streams"):
-        paper_command(n_gpus=5)
+        paper_command(gpus=5)
 
 
 def test_memory_cap_per_step_accumulates_instead():
     pre = dict(CONFIG["pretrain"], max_streams_per_step=32)
-    o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en", "fr"],
-                                   n_gpus=8, cpu=False, seed=1))
+    job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en", "fr"], 1)
+    o = opts(fairseq_train_command(job, "s", 8))
     assert (o["--batch-size"], o["--update-freq"]) == ("32", "3")
 
 
 def test_cpu_ranks_get_gloo_legacy_ddp_and_their_own_rank():
     pre = dict(CONFIG["pretrain"], batch_gpus=2, batch_size_per_gpu=8)
-    cmd = fairseq_train_command("d", "s", CONFIG["settings"]["sep_emb_l1_3"], CONFIG["model"], pre, ["en", "fr"],
-                                n_gpus=0, cpu=True, seed=1, cpu_processes=2)
+    job = PretrainJob.build("d", CONFIG["settings"]["sep_emb_l1_3"], CONFIG["model"], dict(pre, cpu_processes=2),
+                            ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, "s")
     o = opts(cmd)
     assert o["--distributed-world-size"] == "2" and o["--distributed-backend"] == "gloo"
     assert o["--ddp-backend"] == "legacy_ddp" and "--find-unused-parameters" not in o
@@ -219,13 +227,14 @@ def test_cpu_ranks_get_gloo_legacy_ddp_and_their_own_rank():
     assert [opts(c)["--distributed-rank"] for c in ranks] == ["0", "1"]
     assert all(opts(c)["--distributed-init-method"] == "tcp://127.0.0.1:12345" for c in ranks)
     # a single process needs no launcher
-    single = paper_command(cpu=True, n_gpus=0)
+    single = paper_command(gpus=0)
     assert cpu_process_commands(single, 1) == [single]
 
 
 def test_several_data_directories_are_joined_for_epoch_cycling():
-    cmd = fairseq_train_command(["R/bin/a", "R/bin/a/v1"], "s", CONFIG["settings"]["default"], CONFIG["model"],
-                                CONFIG["pretrain"], ["en", "fr"], n_gpus=8, cpu=False, seed=1)
+    job = PretrainJob.build(["R/bin/a", "R/bin/a/v1"], CONFIG["settings"]["default"], CONFIG["model"],
+                            CONFIG["pretrain"], ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, "s", 8)
     assert cmd[1] == "R/bin/a:R/bin/a/v1"
 
 
@@ -240,11 +249,13 @@ def test_random_words_within_one_language_in_every_sep_row(name):
     per_language = sep["embeddings"] or sep["layers"] > 0
     assert ("--in-language-replacement" in paper_command(name)) == per_language
     earlier = {**CONFIG["pretrain"], "in_language_random_words": "separate_embeddings"}
-    cmd = fairseq_train_command("d", "s", CONFIG["settings"][name], CONFIG["model"], earlier, ["en", "fr"], 8, False, 1)
+    job = PretrainJob.build("d", CONFIG["settings"][name], CONFIG["model"], earlier, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, "s", 8)
     assert ("--in-language-replacement" in cmd) == sep["embeddings"]
     # a tracked recipe without the key (a job of an older config) keeps the earlier reading
     older = {k: v for k, v in CONFIG["pretrain"].items() if k != "in_language_random_words"}
-    cmd = fairseq_train_command("d", "s", CONFIG["settings"][name], CONFIG["model"], older, ["en", "fr"], 8, False, 1)
+    job = PretrainJob.build("d", CONFIG["settings"][name], CONFIG["model"], older, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, "s", 8)
     assert ("--in-language-replacement" in cmd) == sep["embeddings"]
 
 
@@ -255,16 +266,16 @@ def test_xlm_model_options_reach_fairseq():
     o = opts(paper_command())
     assert o["--language-embeddings"] is True and o["--mlm-head"] == "xlm" and float(o["--layer-norm-eps"]) == 1e-12
     assert float(o["--activation-dropout"]) == 0.0 and o["--param-init"] == "xlm"
-    cfg = parse_command(paper_command(cpu=True, n_gpus=0)).model
+    cfg = parse_command(paper_command(gpus=0)).model
     assert cfg.language_embeddings is True and cfg.mlm_head == "xlm" and cfg.layer_norm_eps == 1e-12
     assert cfg.activation_dropout == 0.0 and cfg.param_init == "xlm"
-    mono = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], CONFIG["model"], CONFIG["pretrain"],
-                                      ["en"], 1, False, 1))
+    job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], CONFIG["pretrain"], ["en"], 1)
+    mono = opts(fairseq_train_command(job, "s", 1))
     assert "--language-embeddings" not in mono  # XLM builds none for one language
     older = {k: CONFIG["model"][k] for k in ("layers", "heads", "dim", "ffn_dim", "activation", "dropout",
                                              "attention_dropout", "tokens_per_sample")}
-    o = opts(fairseq_train_command("d", "s", CONFIG["settings"]["default"], older, CONFIG["pretrain"], ["en", "fr"],
-                                   8, False, 1))
+    job = PretrainJob.build("d", CONFIG["settings"]["default"], older, CONFIG["pretrain"], ["en", "fr"], 1)
+    o = opts(fairseq_train_command(job, "s", 8))
     assert "--language-embeddings" not in o and "--activation-dropout" not in o
     assert o["--mlm-head"] == "bert" and float(o["--layer-norm-eps"]) == 1e-5
     assert o["--param-init"] == "bert_xavier_attention"

@@ -18,6 +18,7 @@ from xling.pretrain import compiling
 from xling.pretrain.batches import bucket_length, length_buckets, pad_to_shape
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.fairseq_plugin.mlm_model import step_flops
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.schedule import train_flops_per_token
 
 MODEL = dict(TINY_MODEL, layers=2, dim=32, ffn_dim=64, dropout=0.0, attention_dropout=0.0)
@@ -30,8 +31,9 @@ def data_dir(tmp_path_factory):
 
 def command(data_dir, tmp_path, compile_setting, sep_emb=True, **pretrain):
     setting = {"separate": {"embeddings": sep_emb, "layers": 1}}
-    return fairseq_train_command(data_dir, tmp_path / "ck", setting, MODEL,
-                                 dict(TINY_PRETRAIN, compile=compile_setting, **pretrain), ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, setting, MODEL, dict(TINY_PRETRAIN, compile=compile_setting, **pretrain),
+                            ["en", "fr"], 1)
+    return fairseq_train_command(job, tmp_path / "ck")
 
 
 def batches(task, lang, sizes=(8, 5)):

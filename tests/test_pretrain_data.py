@@ -8,6 +8,7 @@ import torch
 from support.inprocess import build
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.sampling import language_sampling_probs
 
 N_TRAIN = {"en": 800, "fr": 200}
@@ -21,7 +22,8 @@ def data_dir(tmp_path_factory):
 def make_task(data_dir, tmp_path, sep_emb, one_language_batches=True):
     setting = {"separate": {"embeddings": sep_emb, "layers": 0}}
     pre = dict(TINY_PRETRAIN, one_language_batches=one_language_batches)
-    cmd = fairseq_train_command(data_dir, tmp_path / "ck", setting, TINY_MODEL, pre, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, setting, TINY_MODEL, pre, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "ck")
     return build(cmd)[1]
 
 
@@ -124,7 +126,8 @@ def test_one_sentence_per_sample_when_asked(data_dir, tmp_path):
     tasks = {}
     for mode in ("none", "eos"):
         pre = dict(TINY_PRETRAIN, sample_break_mode=mode)
-        cmd = fairseq_train_command(data_dir, tmp_path / mode, setting, TINY_MODEL, pre, ["en", "fr"], 0, True, 1)
+        job = PretrainJob.build(data_dir, setting, TINY_MODEL, pre, ["en", "fr"], 1)
+        cmd = fairseq_train_command(job, tmp_path / mode)
         assert cmd[cmd.index("--sample-break-mode") + 1] == mode
         tasks[mode] = build(cmd)[1]
         tasks[mode].load_dataset("train_en")
@@ -165,7 +168,8 @@ def test_sentence_windows_keep_every_token(data_dir, tmp_path):
     window = 6
     setting = {"separate": {"embeddings": False, "layers": 0}}
     pre = dict(TINY_PRETRAIN, sample_break_mode="eos", sentence_window=window)
-    cmd = fairseq_train_command(data_dir, tmp_path / "w", setting, TINY_MODEL, pre, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, setting, TINY_MODEL, pre, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "w")
     assert cmd[cmd.index("--sentence-window") + 1] == str(window)
     task = build(cmd)[1]
     task.load_dataset("train_en")

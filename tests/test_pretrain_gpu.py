@@ -11,6 +11,7 @@ import torch
 from support.inprocess import build_trainer
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.job import PretrainJob
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none visible)")]
@@ -27,9 +28,9 @@ def pinned(batch):
 @pytest.mark.parametrize("sep_emb", [False, True])
 def test_gpu_step_trains_compiled_without_device_syncs(tmp_path, precision, sep_emb):
     data = write_toy_data(tmp_path / "bin", ["en", "fr"], n_train=400, seed=1)
-    cmd = fairseq_train_command(data, tmp_path / "ck", {"separate": {"embeddings": sep_emb, "layers": 0}},
-                                TINY_MODEL, dict(TINY_PRETRAIN, precision=precision, clip_norm=1.0, compile=True),
-                                ["en", "fr"], n_gpus=1, cpu=False, seed=1)
+    job = PretrainJob.build(data, {"separate": {"embeddings": sep_emb, "layers": 0}}, TINY_MODEL,
+                            dict(TINY_PRETRAIN, precision=precision, clip_norm=1.0, compile=True), ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "ck", 1)
     # compiled on request: auto leaves a model this small eager (xling.pretrain.compiling.MIN_STEP_FLOPS)
     assert "--compile-encoder" in cmd and cmd[cmd.index("--compile-encoder") + 1] == "on"
     torch._dynamo.reset()

@@ -8,6 +8,7 @@ import torch
 from support.inprocess import build
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.job import PretrainJob
 
 SETTINGS = {  # name: (separate embeddings, separate bottom layers)
     "default": (False, 0), "sep_emb": (True, 0), "sep_l1_3": (False, 3), "sep_l1_6": (False, 6),
@@ -22,7 +23,8 @@ def data_dir(tmp_path_factory):
 
 def build_setting(data_dir, tmp_path, emb, layers):
     setting = {"separate": {"embeddings": emb, "layers": layers}}
-    cmd = fairseq_train_command(data_dir, tmp_path, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path)
     return build(cmd)
 
 
@@ -99,7 +101,8 @@ def test_shared_positions_separate_only_the_token_embeddings(data_dir, tmp_path)
     """The "fake language" option: one positional embedding and LayerNorm for both languages,
     so a step on en moves them, while fr's token embeddings stay as they were."""
     setting = {"separate": {"embeddings": True, "positions": False, "layers": 0}}
-    cmd = fairseq_train_command(data_dir, tmp_path, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path)
     assert "--shared-positions" in cmd
     _, task, model, criterion = build(cmd)
     enc = model.encoder
@@ -133,7 +136,8 @@ XLM_MODEL = {**TINY_MODEL, "language_embeddings": True, "mlm_head": "xlm", "laye
 
 def build_model(data_dir, tmp_path, model, emb=False, layers=0, languages=("en", "fr")):
     setting = {"separate": {"embeddings": emb, "layers": layers}}
-    cmd = fairseq_train_command(data_dir, tmp_path, setting, model, TINY_PRETRAIN, list(languages), 0, True, 1)
+    job = PretrainJob.build(data_dir, setting, model, TINY_PRETRAIN, list(languages), 1)
+    cmd = fairseq_train_command(job, tmp_path)
     return build(cmd)
 
 

@@ -125,13 +125,14 @@ def test_legacy_fp16_training_path_steps(tmp_path, monkeypatch):
     from support.inprocess import build_trainer
     from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
     from xling.pretrain.command import ResumeLayout, fairseq_train_command
+    from xling.pretrain.job import PretrainJob
 
     monkeypatch.setattr(torch.cuda, "current_device", lambda: None)
     data = write_toy_data(tmp_path / "bin", ["en", "fr"], n_train=100, seed=4)
     model = dict(TINY_MODEL, layers=4, dim=32, ffn_dim=64, tokens_per_sample=32)
-    cmd = fairseq_train_command(data, tmp_path / "ck", {"separate": {"embeddings": True, "layers": 1}}, model,
-                                dict(TINY_PRETRAIN, precision="fp16"), ["en", "fr"], n_gpus=1, cpu=False, seed=1,
-                                resume=ResumeLayout(vocab_multiple=1, fairseq_fp16=True))
+    job = PretrainJob.build(data, {"separate": {"embeddings": True, "layers": 1}}, model,
+                            dict(TINY_PRETRAIN, precision="fp16"), ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "ck", 1, resume=ResumeLayout(vocab_multiple=1, fairseq_fp16=True))
     assert "--fp16" in cmd and "--autocast" not in cmd and "--deferred-grad-norm" not in cmd
     cfg, task, trainer = build_trainer(cmd)
     itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)

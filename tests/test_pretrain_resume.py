@@ -13,6 +13,7 @@ import torch
 
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.loader import load_encoder
 from xling.pretrain.run import fairseq_env, resolve_executable, run_pretraining
 from xling.pretrain.schedule import schedule
@@ -32,7 +33,8 @@ def data_dir(tmp_path_factory):
 
 
 def command(data_dir, save_dir):
-    return fairseq_train_command(data_dir, save_dir, SETTING, MODEL, PRETRAIN, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, SETTING, MODEL, PRETRAIN, ["en", "fr"], 1)
+    return fairseq_train_command(job, save_dir)
 
 
 def test_uninterrupted_and_killed_runs_end_alike(data_dir, tmp_path):

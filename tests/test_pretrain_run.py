@@ -124,12 +124,13 @@ def _trained_checkpoint(tmp_path, path, resume=None, n_gpus=1):
     from support.inprocess import build_trainer
     from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
     from xling.pretrain.command import fairseq_train_command
+    from xling.pretrain.job import PretrainJob
 
     data = write_toy_data(tmp_path / "bin", ["en", "fr"], n_train=60, seed=2)
     model = dict(TINY_MODEL, layers=2, dim=32, ffn_dim=64, tokens_per_sample=32)
-    cmd = fairseq_train_command(data, tmp_path / "ck", {"separate": {"embeddings": True, "layers": 0}}, model,
-                                dict(TINY_PRETRAIN, precision="fp16"), ["en", "fr"], n_gpus=n_gpus,
-                                cpu=not n_gpus, seed=1, resume=resume)
+    job = PretrainJob.build(data, {"separate": {"embeddings": True, "layers": 0}}, model,
+                            dict(TINY_PRETRAIN, precision="fp16"), ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "ck", n_gpus, resume=resume)
     cfg, task, trainer = build_trainer(cmd)
     itr = trainer.get_train_iterator(epoch=1).next_epoch_itr(shuffle=True)
     for _ in range(2):

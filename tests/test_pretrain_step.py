@@ -19,6 +19,7 @@ from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.batches import predicted_positions, prediction_slots
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.encoder import build_layer, padded_rows
+from xling.pretrain.job import PretrainJob
 
 # no dropout: the same parameters give the same loss in train mode
 MODEL = dict(TINY_MODEL, layers=4, dropout=0.0, attention_dropout=0.0)
@@ -33,8 +34,8 @@ def data_dir(tmp_path_factory):
 def command(data_dir, tmp_path, name, vocab_multiple, **pretrain):
     emb, layers = SETTINGS[name]
     pre = dict(TINY_PRETRAIN, vocab_multiple=vocab_multiple, **pretrain)
-    return fairseq_train_command(data_dir, tmp_path / "ck", {"separate": {"embeddings": emb, "layers": layers}},
-                                 MODEL, pre, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, {"separate": {"embeddings": emb, "layers": layers}}, MODEL, pre, ["en", "fr"], 1)
+    return fairseq_train_command(job, tmp_path / "ck")
 
 
 def padded_copy(old_state: dict, new_state: dict) -> dict:
@@ -196,9 +197,9 @@ def test_the_step_reads_nothing_back_from_its_tensors(data_dir, tmp_path, name, 
     dispatch mode that records every value read: none in the steps after the first (which
     compiles nothing here but starts the deferred logs)."""
     emb, layers = SETTINGS[name]
-    cmd = fairseq_train_command(data_dir, tmp_path / "ck", {"separate": {"embeddings": emb, "layers": layers}},
-                                MODEL, dict(TINY_PRETRAIN, precision=precision, clip_norm=1.0), ["en", "fr"],
-                                n_gpus=1, cpu=False, seed=1)
+    job = PretrainJob.build(data_dir, {"separate": {"embeddings": emb, "layers": layers}}, MODEL,
+                            dict(TINY_PRETRAIN, precision=precision, clip_norm=1.0), ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "ck", 1)
     assert "--deferred-grad-norm" in cmd and "--deferred-loss-log" in cmd
     cfg, task, trainer = build_trainer(cmd)
     model, criterion, optimizer = trainer.model, trainer.criterion, trainer.optimizer
@@ -222,9 +223,9 @@ def test_the_trainer_logs_the_previous_updates_loss(data_dir, tmp_path):
     """With the deferred logs, fairseq's trainer sees update k's loss at update k + 1: the numbers
     a run without them reports, one update later (weights and batches are the same in both)."""
     def losses(deferred: bool) -> list[float]:
-        cmd = fairseq_train_command(data_dir, tmp_path / f"ck{deferred}", {"separate": {"embeddings": False,
-                                    "layers": 0}}, MODEL, dict(TINY_PRETRAIN, precision="fp32", clip_norm=1.0),
-                                    ["en", "fr"], n_gpus=1, cpu=False, seed=1)
+        job = PretrainJob.build(data_dir, {"separate": {"embeddings": False, "layers": 0}}, MODEL,
+                                dict(TINY_PRETRAIN, precision="fp32", clip_norm=1.0), ["en", "fr"], 1)
+        cmd = fairseq_train_command(job, tmp_path / f"ck{deferred}", 1)
         if not deferred:
             cmd = [c for c in cmd if c not in ("--deferred-grad-norm", "--deferred-loss-log")]
         torch.manual_seed(3)  # the same initial weights

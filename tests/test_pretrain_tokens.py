@@ -9,6 +9,7 @@ import pytest
 from support.inprocess import build
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.sampling import language_sampling_probs
 from xling.pretrain.schedule import schedule
 from xling.pretrain.tokens import match_recipe, matched_recipe, mean_tokens_per_sample, sample_tokens, training_sizes
@@ -26,8 +27,8 @@ def data_dir(tmp_path_factory):
 def test_counts_are_those_of_the_task_s_samples(data_dir, tmp_path, mode, window):
     """(tokens, samples) of one language, <s> included, equal what the plugin's dataset yields."""
     pre = dict(TINY_PRETRAIN, sample_break_mode=mode, sentence_window=window)
-    cmd = fairseq_train_command(data_dir, tmp_path / "ck", {"separate": {"embeddings": False, "layers": 0}}, MODEL,
-                                pre, ["en", "fr"], 0, True, 1)
+    job = PretrainJob.build(data_dir, {"separate": {"embeddings": False, "layers": 0}}, MODEL, pre, ["en", "fr"], 1)
+    cmd = fairseq_train_command(job, tmp_path / "ck")
     task = build(cmd)[1]
     pad = task.source_dictionary.pad()
     sizes = training_sizes(data_dir, ["en", "fr"])

@@ -15,6 +15,7 @@ from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling import config as xcfg
 from xling.errors import ConfigError
 from xling.pretrain.command import fairseq_train_command
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.loader import distance_from_initial_weights, load_encoder, training_seed
 
 CONFIGS = {
@@ -57,7 +58,7 @@ def test_random_encoder_seed_of_a_trained_model_is_refused(key, seed_of):
 def start_of_training(data_dir, save_dir, langs, seed, model) -> tuple:
     """The checkpoint file and weights of a model as ``fairseq-train`` builds it before its first
     update (fairseq_cli.train: set_torch_seed, setup_task, build_model, in that order)."""
-    cmd = fairseq_train_command(data_dir, save_dir, ALL_SHARED, model, TINY_PRETRAIN, list(langs), 0, True, seed)
+    cmd = fairseq_train_command(PretrainJob.build(data_dir, ALL_SHARED, model, TINY_PRETRAIN, list(langs), seed), save_dir)
     cfg = parse_command(cmd)
     utils.set_torch_seed(cfg.common.seed)
     task = tasks.setup_task(cfg.task)

@@ -28,7 +28,7 @@ from xling.taskdata.ner import (
     realign_to_words,
 )
 from xling.taskdata.nli import build_xnli, read_xnli_tsv
-from xling.taskdata.parallel import read_tatoeba, read_xnli_15way, tatoeba_files
+from xling.taskdata.parallel_text import read_tatoeba, read_xnli_15way, tatoeba_files
 from xling.taskdata.textio import blank_line_blocks, read_bio
 from xling.taskdata.ud import build_ud, validate_conllu
 

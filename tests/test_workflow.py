@@ -453,7 +453,7 @@ def test_ablation_targets_plan_exactly_their_part_of_the_paper_run(tmp_path, lic
     """One Table 1 row, one pair's columns, one Section 5 figure: each named target plans its own
     pretrainings and every grid cell and seed of its fine-tunings, and nothing else of Table 1."""
     from xling import config as xcfg
-    from xling.finetune.grid import cells_by_batch_size
+    from xling.finetune.job import cells_by_batch_size
 
     cfg = xcfg.load(REPO / "config" / "config.yaml", licensed_config)
     # fine-tuning jobs of one model: a job per batch size where its cells train together, else a cell

@@ -8,7 +8,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-# The one place that puts the package in src/ on sys.path, for this process as for every script.
+# This process imports the package as every script does: through workflow/scripts/_setup.py.
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "scripts"))
 import _setup  # noqa: E402,F401
 

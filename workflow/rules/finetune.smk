@@ -7,7 +7,7 @@
 
 from types import SimpleNamespace
 
-from xling.finetune.grid import cells_by_batch_size
+from xling.finetune.job import FinetuneJob, cell_hp, cells_by_batch_size
 from xling.taskdata.layout import task_dirs
 
 GRID_JOBS = config["finetune"]["grid_jobs"]
@@ -36,7 +36,7 @@ def finetune_task_files(w):
 
 
 def grid_hp_ids(task, batch_size):
-    """The cells one grid job of ``task`` trains, in xling.finetune.grid.cells_by_batch_size's order."""
+    """The cells one grid job of ``task`` trains, in xling.finetune.job.cells_by_batch_size's order."""
     return [xcfg.hp_id(c) for c in cells_by_batch_size(config["finetune"][task])[int(batch_size)]]
 
 
@@ -59,28 +59,10 @@ def finetune_meta(w, task, hp_id):
 
 
 def finetune_job(w):
-    """xling.finetune.FinetuneJob of one grid cell and fine-tuning seed (the parser's MLP sizes
-    travel with its cell)."""
-    ft, spec = config["finetune"], config["finetune"][w.task]
-    hp = dict(xcfg.cell_from_id(spec, w.hp_id))
-    if w.task == "parsing":
-        hp.update(arc_mlp=spec["arc_mlp"], label_mlp=spec["label_mlp"])
+    """xling.finetune.FinetuneJob of one grid cell and fine-tuning seed."""
     src, tgt = pair_langs(w.pair)
-    return {
-        "task": w.task,
-        "src_lang": src,
-        "tgt_lang": tgt,
-        "hp": hp,
-        "epochs": spec["epochs"],
-        "epoch_size": spec["epoch_size"],
-        "schedule": spec["schedule"],
-        "warmup_fraction": spec["warmup_fraction"],
-        "max_seq_len": ft["max_seq_len"],
-        "seed": int(w.fseed),
-        "max_train_examples": spec["max_train_examples"],
-        "max_eval_examples": ft["max_eval_examples"],
-        "tokenize": tokenize_params(src, tgt),
-    }
+    hp = cell_hp(config["finetune"], w.task, w.hp_id)
+    return FinetuneJob.build(config["finetune"], w.task, src, tgt, hp, int(w.fseed), tokenize_params(src, tgt))
 
 
 def finetune_runs(task, pair):
@@ -149,7 +131,7 @@ rule finetune:
     resources:
         **res("finetune"),
     params:
-        job=finetune_job,
+        job=lambda w: finetune_job(w).tracked(),
         meta=lambda w: finetune_meta(w, w.task, w.hp_id),
     script:
         "../scripts/finetune.py"
@@ -181,7 +163,7 @@ for _task in GRID_TASKS:
             **res("finetune"),
         params:
             jobs=lambda w, t=_task: [
-                finetune_job(SimpleNamespace(task=t, pair=w.pair, hp_id=h, fseed=w.fseed))
+                finetune_job(SimpleNamespace(task=t, pair=w.pair, hp_id=h, fseed=w.fseed)).tracked()
                 for h in grid_hp_ids(t, w.bs)
             ],
             metas=lambda w, t=_task: [finetune_meta(w, t, h) for h in grid_hp_ids(t, w.bs)],

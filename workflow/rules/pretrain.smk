@@ -4,6 +4,9 @@
 # are deliberately NOT outputs: Snakemake deletes a rerun job's outputs before it starts. Every
 # value a job uses reaches it through one typed bundle, xling.pretrain.job.PretrainJob.
 
+import functools
+from types import SimpleNamespace
+
 from xling.pretrain.job import ALL_SHARED, PretrainJob
 
 PRETRAIN_PARAMS = ("data_dirs", "setting", "model", "pretrain", "languages", "seed")
@@ -11,8 +14,9 @@ PRETRAIN_PARAMS = ("data_dirs", "setting", "model", "pretrain", "languages", "se
 
 def pretrain_params(job):
     """A rule's params: the tracked fields of the PretrainJob that ``job(wildcards)`` builds, one
-    param each (what workflow/scripts/pretrain.py receives)."""
-    return {name: (lambda w, name=name: job(w).tracked()[name]) for name in PRETRAIN_PARAMS}
+    param each (what workflow/scripts/pretrain.py receives), the job built once per job."""
+    tracked = functools.cache(lambda *wildcards: job(SimpleNamespace(**dict(wildcards))).tracked())
+    return {name: (lambda w, name=name: tracked(*w.items())[name]) for name in PRETRAIN_PARAMS}
 
 
 def pretrain_languages(pair):

@@ -1,27 +1,14 @@
-# The report stage: Table 1 beside the paper and Figure 3, the findings table, Figures 4-8, the
-# shared-space curve, the anchor counts and the compute ledger. Reads result files only (no GPU, no
-# model). Every file under R/report/ is named here; `report(...)` marks what `snakemake --report`
-# shows, with its caption (workflow/report/).
-
-from xling.cluster.budget import planned_rate, pretrain_device, pretrain_estimates
+# The report stage: Table 1 beside the paper and Figure 3, the findings table, the ablation
+# targets' parts of Table 1 and the anchor counts (here); Section 5's figures and the shared-space
+# curve (report_section5.smk); the compute ledger (report_ledger.smk). Reads result files only (no
+# GPU, no model). Every file under R/report/ is named in these files; `report(...)` marks what
+# `snakemake --report` shows, with its caption (workflow/report/).
 
 TABLE1 = "1. Table 1: zero-shot transfer"
-SECTION5 = "3. Section 5: monolingual models"
 
 
 def caption(name):
     return f"{workflow.basedir}/workflow/report/{name}"
-
-
-def figure_pair(name, number, folder=None):
-    """A figure's PNG and PDF (keys ``<name>_png``, ``<name>_pdf``; ``png``, ``pdf`` without a
-    name). In R/report/ the PNG is shown in the Snakemake report; a folder's copy is not."""
-    key = f"{name}_" if name else ""
-    base = f"{R}/report/{folder}" if folder else f"{R}/report"
-    png, pdf = f"{base}/figure{number}.png", f"{base}/figure{number}.pdf"
-    if not folder:
-        png = report(png, category=SECTION5, caption=caption(f"wu2020_figure{number}.rst"))
-    return {f"{key}png": png, f"{key}pdf": pdf}
 
 
 def table1_params():
@@ -182,50 +169,6 @@ for _pair in PAIRS:
             rules.table1_column.output.md.format(pair=_pair),
 
 
-def section5_figures():
-    """Figure number -> (the results it shows, its files under R/report/figures/ by output name)."""
-    r = section5_results()
-    figs = {
-        "4": (
-            r["words"],
-            {
-                **figure_pair("fig4a", "4a", "figures"),
-                **figure_pair("fig4b", "4b", "figures"),
-                "csv": f"{R}/report/figures/figure4.csv",
-            },
-        ),
-        "6": (r["retrieval"], figure_pair("", 6, "figures")),
-        "7": (r["cka"], figure_pair("", 7, "figures")),
-    }
-    if FIG5_PAIRS:
-        figs["5"] = (r["transfer"], {**figure_pair("", 5, "figures"), "csv": f"{R}/report/figures/figure5.csv"})
-        figs["8"] = (r["transfer"], figure_pair("", 8, "figures"))
-    return figs if AN_TARGETS else {}
-
-
-for _n, (_results, _files) in section5_figures().items():
-
-    rule:
-        name:
-            f"wu2020_figure{_n}"
-        input:
-            results=_results,
-        output:
-            **_files,
-        log:
-            f"{LOGS}/report/figures/figure{_n}.log",
-        conda:
-            "../../envs/report.yaml"
-        threads: 1
-        resources:
-            **res_single("report"),
-        params:
-            figure=_n,
-            note=DEMO_NOTE,
-        script:
-            "../scripts/section5_figure.py"
-
-
 rule anchors_table:
     input:
         # settings with the same BPE (the Sep* rows and Default anchors) share one data directory
@@ -245,169 +188,6 @@ rule anchors_table:
         "../scripts/bpe_anchors_table.py"
 
 
-rule analysis_report:
-    input:
-        **section5_results(),
-    output:
-        **figure_pair("fig4a", "4a"),
-        **figure_pair("fig4b", "4b"),
-        **(
-            {**figure_pair("fig5", 5), **figure_pair("fig8", 8), "fig5_csv": f"{R}/report/figure5.csv"}
-            if FIG5_PAIRS
-            else {}
-        ),
-        **figure_pair("fig6", 6),
-        **figure_pair("fig7", 7),
-        fig4_csv=f"{R}/report/figure4.csv",
-        tables_md=report(f"{R}/report/analysis.md", category=SECTION5, caption=caption("wu2020_analysis.rst")),
-    log:
-        f"{LOGS}/report/analysis.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: threads_of("report")
-    resources:
-        **res("report"),
-    params:
-        note=DEMO_NOTE,
-    script:
-        "../scripts/analysis_report.py"
-
-
-rule shared_space_report:
-    input:
-        [f"{R}/analysis/shared_space/{s}/{p}/seed{seed}.json" for s, p, seed in SHARED_MODELS],
-    output:
-        shared_png=report(f"{R}/report/shared_space.png", category=SECTION5, caption=caption("wu2020_shared_space.rst")),
-        shared_pdf=f"{R}/report/shared_space.pdf",
-        shared_csv=f"{R}/report/shared_space.csv",
-    log:
-        f"{LOGS}/report/shared_space.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: threads_of("report")
-    resources:
-        **res("report"),
-    params:
-        labels={s: config["settings"][s]["label"] for s in SHARED_SPACE["settings"]},
-        note=DEMO_NOTE,
-    script:
-        "../scripts/shared_space_report.py"
-
-
-# The compute ledger: what the pretraining, fine-tuning and BPE jobs cost (xling.report.ledger)
-
-
-def ledger_job(output, rule, family, model=(None, None), label=None, **wildcards):
-    """A job the ledger counts: its declared output (the ledger's input, so that the ledger runs
-    after it), the model it belongs to (setting, pair) and where its rule's benchmark file is;
-    ``label``: the rule's name in the ledger (every task's grid rule counts as finetune_grid)."""
-    gpus = int(config["rule_resources"][family]["gpus"])
-    bench = str(getattr(rules, rule).benchmark).format(**wildcards)
-    return output, {"rule": label or rule, "setting": model[0], "pair": model[1], "gpus": gpus, "benchmark": bench}
-
-
-def ledger_jobs():
-    """Pretraining (bilingual, monolingual), fine-tuning (cells and grids) and BPE jobs, as ledger_job pairs."""
-    jobs = [
-        ledger_job(
-            f"{R}/pretrain/{s}/{p}/seed{ps}/done.json", "pretrain", "pretrain", (s, p), setting=s, pair=p, pseed=ps
-        )
-        for s, p, ps in BILINGUAL
-    ]
-    jobs += [
-        ledger_job(f"{R}/pretrain/mono/{m}/done.json", "pretrain_mono", "pretrain", ("mono", m), mono=m) for m in MONO
-    ]
-    jobs += [
-        ledger_job(
-            finetune_result(s, p, t, h, ps, fs),
-            "finetune",
-            "finetune",
-            (s, p),
-            setting=s,
-            pair=p,
-            task=t,
-            hp_id=h,
-            pseed=ps,
-            fseed=fs,
-        )
-        for s, p, t, h, ps, fs in finetune_cells()
-        if t in CELL_TASKS
-    ]
-    jobs += [
-        ledger_job(
-            finetune_result(s, p, t, grid_hp_ids(t, bs)[0], ps, fs),
-            f"finetune_grid_{t}",
-            "finetune",
-            (s, p),
-            label="finetune_grid",
-            setting=s,
-            pair=p,
-            bs=bs,
-            pseed=ps,
-            fseed=fs,
-        )
-        for s, p, t, bs, ps, fs in grid_jobs()
-    ]
-    bpe_dirs = dict.fromkeys((canonical(s), p) for s, p, _ in BILINGUAL if not xcfg.is_prime(p))
-    jobs += [
-        ledger_job(f"{R}/bpe/{s}/{p}/bpe.json", "bpe", "bpe", setting=s, src=pair_langs(p)[0], tgt=pair_langs(p)[1])
-        for s, p in bpe_dirs
-    ]
-    jobs += [
-        ledger_job(f"{R}/bpe/mono/{l}/bpe.json", "bpe_mono", "bpe", lang=l)
-        for l in dict.fromkeys(xcfg.data_language(m) for m in MONO)
-    ]
-    return jobs
-
-
-def planned_pretrain_hours():
-    """The budget's hours per pretrained model, all its seeds together (no margin), and the
-    throughput they assume."""
-    rate = planned_rate(config, pretrain_device(config))
-    hours = {}
-    for e in pretrain_estimates(config, rate, margin=1.0):
-        hours[e.job.model] = hours.get(e.job.model, 0.0) + e.hours
-    return {k: round(v, 4) for k, v in hours.items()}, rate.basis
-
-
-LEDGER_JOBS = ledger_jobs()
-PLANNED_PRETRAIN_HOURS, PLANNING_BASIS = planned_pretrain_hours()
-
-
-rule compute_ledger:
-    """What the run cost per rule and per model, beside the pretraining hours the budget planned.
-    The benchmark files are read beside the declared outputs (see xling.report.ledger for why
-    they are not inputs)."""
-    input:
-        [out for out, _ in LEDGER_JOBS],
-    output:
-        ledger_md=report(f"{R}/report/compute.md", category="4. Compute", caption=caption("wu2020_compute.rst")),
-        ledger_csv=f"{R}/report/compute.csv",
-    log:
-        f"{LOGS}/report/compute.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: threads_of("report")
-    resources:
-        **res("report"),
-    params:
-        entries=[entry for _, entry in LEDGER_JOBS],
-        planned=PLANNED_PRETRAIN_HOURS,
-        planning_basis=PLANNING_BASIS,
-        labels={"mono": "Monolingual", **{s: config["settings"][s]["label"] for s in SETTINGS}},
-        note=DEMO_NOTE,
-    script:
-        "../scripts/report_ledger.py"
-
-
 def report_targets():
     """Table 1, the findings, the anchor counts and the ledger (rule all)."""
     return [*rules.table1.output, *rules.findings.output, *rules.anchors_table.output, *rules.compute_ledger.output]
-
-
-def analysis_report_targets():
-    """Figures 4-8 and the shared-space curve, where the config has them (rule all)."""
-    return [
-        *(rules.analysis_report.output if AN_TARGETS else ()),
-        *(rules.shared_space_report.output if SHARED_MODELS else ()),
-    ]

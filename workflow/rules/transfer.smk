@@ -23,10 +23,9 @@ def figure5_results():
 def figure5_job(w):
     """The xling.finetune.FinetuneJob fields of a Figure 5 job (Table 1's recipe for the task; its
     hp is each grid cell in turn), and the grid itself."""
-    job = finetune_job(SimpleNamespace(task=w.task, pair=w.pair, hp_id=finetune_hp_ids(w.task)[0], fseed=FSEED0))
-    spec = config["finetune"][w.task]
-    extra = {"arc_mlp": spec["arc_mlp"], "label_mlp": spec["label_mlp"]} if w.task == "parsing" else {}
-    return {"job": job, "grid": [{**c, **extra} for c in xcfg.grid_cells(spec)]}
+    cell = SimpleNamespace(task=w.task, pair=w.pair, hp_id=finetune_hp_ids(w.task)[0], fseed=FSEED0)
+    grid = [cell_hp(config["finetune"], w.task, h) for h in finetune_hp_ids(w.task)]
+    return {"job": finetune_job(cell).tracked(), "grid": grid}
 
 
 def figure5_inputs(w):

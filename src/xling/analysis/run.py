@@ -18,7 +18,7 @@ from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
 from xling.io import atomic_path, atomic_write
 from xling.preprocess.tokenize import TokenizeSettings
-from xling.taskdata.parallel import read_sentences, read_tatoeba, read_xnli_15way
+from xling.taskdata.parallel_text import read_sentences, read_tatoeba, read_xnli_15way
 
 Log = Callable[[str], None]
 

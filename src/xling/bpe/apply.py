@@ -7,8 +7,8 @@ from pathlib import Path
 from subword_nmt.apply_bpe import BPE
 
 from xling.bpe.manifest import SEPARATOR, prefix_token
+from xling.chunked_map import map_chunks
 from xling.io import atomic_write
-from xling.parallel import map_chunks
 from xling.progress import progress
 
 
@@ -53,7 +53,7 @@ def _line_segmenter(arg: tuple[BPE, str | None]):
 def apply_file(bpe: BPE, src: Path, dst: Path, prefix_lang: str | None = None, workers: int = 1) -> None:
     """Segment every line of `src` into `dst` (atomically); with `prefix_lang` every subword gets
     that language's prefix (No-anchors mode). Line for line what subword-nmt's ``process_lines``
-    writes, in ordered parallel chunks (xling.parallel) so that a progress line can follow it."""
+    writes, in ordered parallel chunks (xling.chunked_map) so that a progress line can follow it."""
     with open(src, encoding="utf-8") as fin, atomic_write(dst) as fout:
         lines = map_chunks(fin, _line_segmenter, (bpe, prefix_lang), max(1, workers), BPE_CHUNK_LINES)
         for line in progress(lines, desc=f"BPE {Path(src).name}", unit="line"):

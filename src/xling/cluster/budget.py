@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from xling import config as xcfg
+from xling.config import liu2020
 from xling.errors import ConfigError, InputError
-from xling.liu import study
 from xling.pretrain.schedule import model_flops_per_token, schedule
+from xling.pretrain.tokens import match_recipe
 
 # Section 3.1: "We train it with 8 NVIDIA V100 GPUs ... It takes around 3 days to train one model",
 # with the model and recipe below (80k joint BPE merges: a vocabulary of about 80k entries).
@@ -179,7 +180,10 @@ def finetune_rates_from_benchmark(path: str | Path, finetune: Mapping[str, Any])
 
 
 @dataclass(frozen=True)
-class PretrainJob:
+class PlannedJob:
+    """A pretraining job as the budget plans it: its name, vocabulary and sections (the job that
+    trains is :class:`xling.pretrain.job.PretrainJob`)."""
+
     name: str  # "default/en-fr" ("default/en-fr/seed2" with several seeds), "mono/en_prime", "liu/n200000/full"
     vocab: int  # estimated vocabulary (the softmax's share of the FLOPs)
     model: str = ""  # what the replicates of one model share: "default/en-fr"; "" = the name
@@ -201,7 +205,7 @@ def _vocab(mode: str, merges: int, n_languages: int) -> int:
     return merges if mode == "joint" else merges * n_languages
 
 
-def pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
+def pretrain_jobs(config: Mapping[str, Any]) -> list[PlannedJob]:
     """Every pretraining job of the run: Table 1's (one per seed), Figure 7's extra bilingual
     models and the monolingual models of Section 5."""
     jobs = []
@@ -211,34 +215,32 @@ def pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
         s = config["settings"][setting]
         vocab = mono_merges if xcfg.is_prime(pair) else _vocab(s["bpe"], int(s["merges"]), 2)
         model = f"{setting}/{pair}"
-        jobs.append(PretrainJob(f"{model}/seed{seed}" if replicated else model, vocab, model))
-    jobs += [PretrainJob(f"mono/{m}", mono_merges) for m in xcfg.monolingual_models(config)]
+        jobs.append(PlannedJob(f"{model}/seed{seed}" if replicated else model, vocab, model))
+    jobs += [PlannedJob(f"mono/{m}", mono_merges) for m in xcfg.monolingual_models(config)]
     return jobs
 
 
-def liu_pretrain_jobs(config: Mapping[str, Any]) -> list[PretrainJob]:
+def liu_pretrain_jobs(config: Mapping[str, Any]) -> list[PlannedJob]:
     """Liu et al.'s MLMs (target ``liu2020``): one per data size and context window, with the study's
     model and pretrain sections. A windowed model reads samples of at most its window's tokens, so
     it is planned at that length (an upper bound: a shorter sentence is one shorter sample). Matched
     in tokens to the full model (``liu2020.window_tokens``), it is planned for the full model's
     tokens: its job measures the ratio that makes them equal, and the full model's planned tokens
     bound its real ones."""
-    from xling.pretrain.tokens import match_recipe
-
     liu = config["liu2020"]
     if not liu["languages"]:
         return []
-    model = study.model_section(config)
+    model = liu2020.model_section(config)
     jobs = []
     for size in liu["sizes"]:
         for window in liu["windows"]:
-            wid = study.window_id(window)
+            wid = liu2020.window_id(window)
             length = model["tokens_per_sample"] if window == "full" else min(int(window), model["tokens_per_sample"])
             m = {**model, "tokens_per_sample": length}
-            pretrain = study.pretrain_section(config, wid)
+            pretrain = liu2020.pretrain_section(config, wid)
             if pretrain.get("match_tokens"):
                 pretrain = match_recipe(pretrain, model["tokens_per_sample"] / length, pretrain["match_tokens"]["by"])
-            jobs.append(PretrainJob(f"liu/n{size}/{wid}", int(liu["bpe_merges"]), model_cfg=m, pretrain_cfg=pretrain))
+            jobs.append(PlannedJob(f"liu/n{size}/{wid}", int(liu["bpe_merges"]), model_cfg=m, pretrain_cfg=pretrain))
     return jobs
 
 
@@ -280,7 +282,7 @@ def planned_rate(config: Mapping[str, Any], device: Device, rate_from: str | Pat
 
 @dataclass(frozen=True)
 class PretrainEstimate:
-    job: PretrainJob
+    job: PlannedJob
     updates: int
     tokens: int
     tokens_per_s: float  # of the whole job (all its devices)
@@ -295,7 +297,7 @@ class PretrainEstimate:
 
 
 def pretrain_estimates(config: Mapping[str, Any], rate: Rate, margin: float | None = None,
-                       jobs: list[PretrainJob] | None = None) -> list[PretrainEstimate]:
+                       jobs: list[PlannedJob] | None = None) -> list[PretrainEstimate]:
     """Hours of every pretraining job (default: Table 1's and Section 5's) at ``rate``, times
     ``margin`` (planning.runtime_margin: the per-epoch validation and checkpoints, start-up, a
     slower node)."""

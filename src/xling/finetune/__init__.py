@@ -1,8 +1,22 @@
 """Zero-shot cross-lingual fine-tuning (paper 3.2): XNLI, NER and UD parsing on English, tested on
 the pair's other language; one grid cell per job (``run_finetune``) or the cells of a grid that
-share batch size and seed in one job (``run_grid``)."""
+share batch size and seed in one job (``run_grid``).
 
-from xling.finetune.grid import GridSettings, finetune_grid, run_grid
-from xling.finetune.train import FinetuneJob, TaskFiles, finetune, run_finetune
+Planning reads ``job`` (the typed job and the grid's cells), which imports no torch; the training
+entry points are loaded from ``train`` and ``grid`` when first asked for, so that importing the
+package to plan does not load torch either."""
 
-__all__ = ["FinetuneJob", "GridSettings", "TaskFiles", "finetune", "finetune_grid", "run_finetune", "run_grid"]
+import importlib
+
+from xling.finetune.job import FinetuneJob
+
+_TRAINING = {"TaskFiles": "train", "finetune": "train", "run_finetune": "train",
+             "GridSettings": "grid", "finetune_grid": "grid", "run_grid": "grid"}
+
+__all__ = ["FinetuneJob", *_TRAINING]
+
+
+def __getattr__(name: str):
+    if name in _TRAINING:
+        return getattr(importlib.import_module(f"xling.finetune.{_TRAINING[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,14 +28,13 @@ import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from xling.config import grid_cells
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
 from xling.finetune.encoder import freeze_language_specific
+from xling.finetune.job import FinetuneJob
 from xling.finetune.tasks import TASKS, Item, TaskAdapter
 from xling.finetune.text import WordsToSubwords
 from xling.finetune.train import (
-    FinetuneJob,
     TaskData,
     TaskFiles,
     load_task_data,
@@ -108,15 +107,6 @@ def bucket(length: int, buckets: tuple[int, ...]) -> int:
         if length <= b:
             return b
     raise ValueError(f"a sequence of {length} tokens is longer than the largest bucket {buckets[-1]}")
-
-
-def cells_by_batch_size(task_cfg: dict) -> dict[int, list[dict]]:
-    """A task's grid (``finetune.<task>`` of the config) as grid jobs: batch size -> the cells one
-    job trains together, in ``xling.config.grid_cells``' order."""
-    out: dict[int, list[dict]] = {}
-    for cell in grid_cells(task_cfg):
-        out.setdefault(int(cell["batch_size"]), []).append(cell)
-    return out
 
 
 def check_grid(jobs: list[FinetuneJob]) -> None:

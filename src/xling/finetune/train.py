@@ -9,7 +9,7 @@ import math
 import platform
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -17,11 +17,11 @@ import numpy as np
 import torch
 
 from xling.finetune.encoder import Encoder, freeze_language_specific
+from xling.finetune.job import FinetuneJob
 from xling.finetune.schedule import SCHEDULES
 from xling.finetune.tasks import TASKS, Item, TaskAdapter
 from xling.finetune.text import WordEncoder, WordsToSubwords, line_and_word_tokenizers
 from xling.io import atomic_write
-from xling.preprocess.tokenize import TokenizeSettings
 from xling.progress import progress
 
 
@@ -62,35 +62,6 @@ class TaskFiles:
     en_dev: Path
     tgt_test: Path
     tgt_dev: Path | None = None
-
-
-@dataclass(frozen=True)
-class FinetuneJob:
-    """One grid cell of one task, as the finetune rule's ``params.job`` gives it.
-
-    ``hp`` holds ``batch_size`` and either ``lr`` or ``encoder_lr`` + ``classifier_lr`` (and the
-    parser's ``arc_mlp``/``label_mlp``); ``schedule`` None: constant with ``encoder_lr``, else
-    warmup_linear; ``epoch_size`` = training examples per epoch (None: one pass; XLM's XNLI epochs
-    are 20000 examples); ``tokenize``: language -> TokenizeSettings fields (how its corpus was
-    tokenised; a language without an entry gets the plain Moses chain)."""
-
-    task: str
-    src_lang: str
-    tgt_lang: str
-    hp: dict
-    epochs: int
-    seed: int
-    max_seq_len: int
-    warmup_fraction: float
-    schedule: str | None = None
-    epoch_size: int | None = None
-    max_train_examples: int | None = None
-    max_eval_examples: int | None = None
-    tokenize: dict = field(default_factory=dict)
-
-    def tokenize_settings(self, lang: str, stanford_home: str | None = None) -> TokenizeSettings:
-        fields = self.tokenize.get(lang) or {"moses_lang": lang}
-        return TokenizeSettings(**fields, stanford_home=stanford_home)
 
 
 @dataclass

@@ -23,8 +23,9 @@ import torch
 
 from xling.analysis.language_shift import blocks, mean_difference, shift_at
 from xling.analysis.run import write_result
+from xling.finetune.job import FinetuneJob
 from xling.finetune.tasks import TASKS
-from xling.finetune.train import FinetuneJob, TaskData, evaluate, load_split, max_positions, set_seed, train_epochs
+from xling.finetune.train import TaskData, evaluate, load_split, max_positions, set_seed, train_epochs
 from xling.liu.translation_job import piece_means
 
 Log = Callable[[str], None]

@@ -12,9 +12,9 @@ import contextlib
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from xling.chunked_map import map_chunks
 from xling.errors import InputError
 from xling.io import atomic_write
-from xling.parallel import map_chunks
 from xling.preprocess.extract import open_bytes, read_utf8_lines
 from xling.preprocess.tokenize import TokenizeSettings, line_tokenizer
 from xling.progress import progress
@@ -67,7 +67,7 @@ def _batch_tokenizer(settings: TokenizeSettings):
 def tokenize_lines(lines: Iterator[str], settings: TokenizeSettings, threads: int = 1,
                    chunk_lines: int = 2000) -> Iterator[str]:
     """Tokenised lines in input order; with threads > 1 a process pool works on chunks
-    (xling.parallel: at most 2 * threads chunks in flight)."""
+    (xling.chunked_map: at most 2 * threads chunks in flight)."""
     return map_chunks(lines, _batch_tokenizer, settings, threads, chunk_lines)
 
 

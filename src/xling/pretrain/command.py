@@ -1,18 +1,18 @@
 """The ``fairseq-train`` command line of one pretraining job (paper 3.1 hyperparameters,
-Table 1 separation options), built from the config's ``model:``/``pretrain:`` sections."""
+Table 1 separation options), built from its :class:`xling.pretrain.job.PretrainJob`: one
+function per concern (model, data, optimisation, checkpoints, per-language parameters,
+precision, distribution), in the order fairseq is given them."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from xling.config import fill_defaults
-from xling.errors import ConfigError
-from xling.pretrain.job import OPTIONS, Separation, in_language_random_words, model_option
+from xling.pretrain.job import PretrainJob
 from xling.pretrain.names import MODEL_NAME, OPTIMIZER_NAME, TASK_NAME, USER_DIR
-from xling.pretrain.schedule import batch_layout, save_interval_updates, schedule
+from xling.pretrain.schedule import BatchLayout, Schedule, batch_layout, save_interval_updates, schedule
 
 # fairseq's c10d backend wraps the model in torch's DistributedDataParallel with
 # device_ids=[device_id], which torch refuses for a CPU module; CPU processes use fairseq's
@@ -40,153 +40,156 @@ def data_path(data_dirs: str | Path | Sequence[str | Path]) -> str:
     return os.pathsep.join(str(d) for d in data_dirs)
 
 
-def fairseq_train_command(
-    data_dir: str | Path | Sequence[str | Path],
-    save_dir: str | Path,
-    setting: dict,
-    model: dict,
-    pretrain: dict,
-    languages: list[str],
-    n_gpus: int,
-    cpu: bool,
-    seed: int,
-    num_workers: int = 0,
-    cpu_processes: int = 1,
-    resume: ResumeLayout | None = None,
-) -> list[str]:
-    """Full ``fairseq-train`` argv. ``languages`` are in language-id order; the first one
-    is the source language whose dev perplexity selects ``checkpoint_best.pt``.
-    ``seed``: fairseq's seed (config ``seeds.pretrain``; en' of Section 5 has its own). ``data_dir``: one directory, or
-    several whose training data fairseq cycles through by epoch (dictionary and validation data
-    from the first). The update is the configured global batch on ``n_gpus`` GPUs (or
-    ``cpu_processes`` CPU processes): see :func:`xling.pretrain.schedule.batch_layout`; several CPU
-    processes need :func:`cpu_process_commands` to start them. ``resume``: the layout of the
-    checkpoint a resumed run continues from, where it predates options that change it.
-
-    Precision on GPUs: ``--autocast bf16|fp16`` in the plugin's task on fp32 weights with fused
-    AdamW (fp16 with the optimizer's loss scaling), the loss and gradient norm logged one update
-    late so that no step waits for the GPU; fairseq's ``--fp16`` only resumes runs started with it.
-    CPU jobs run fp32."""
-    # a job's tracked recipe leaves an option out at the value older models had (xling.pretrain.job),
-    # which is the schema's default but for the random words' rule
-    rule = pretrain.get("in_language_random_words", OPTIONS["in_language_random_words"])
-    pretrain = fill_defaults({"pretrain": dict(pretrain)})["pretrain"]  # jobs' params omit new keys at default
-    languages = list(languages)
-    if not languages or len(set(languages)) != len(languages):
-        raise ConfigError(f"pretraining needs distinct languages, got {languages}")
-    sep_emb = bool(setting["separate"]["embeddings"])
-    sep_pos = bool(setting["separate"].get("positions", sep_emb))
-    if sep_pos and not sep_emb:
-        raise ConfigError("separate.positions needs separate.embeddings")
-    sep_layers = int(setting["separate"]["layers"])
-    if not 0 <= sep_layers <= int(model["layers"]):
-        raise ConfigError(f"separate.layers={sep_layers} outside 0..{model['layers']}")
-    in_language = in_language_random_words(Separation(sep_emb, sep_layers), rule)
-    language_embeddings = bool(model_option(model, "language_embeddings")) and len(set(languages)) > 1
-    activation_dropout = model_option(model, "activation_dropout")
-    sched = schedule(pretrain, model)
-    # checkpoint_best is only written when a validation (every epoch) coincides with a save
-    save_every = save_interval_updates(pretrain, model)
-    if cpu and n_gpus:
-        raise ConfigError("cpu=True with n_gpus > 0")
-    processes = max(1, int(cpu_processes)) if cpu else max(1, int(n_gpus))
-    layout = batch_layout(pretrain, processes)
-    if pretrain["compile"] not in COMPILE:
-        raise ConfigError(f"pretrain.compile must be auto, true or false, got {pretrain['compile']!r}")
-    vocab_multiple = resume.vocab_multiple if resume else int(pretrain["vocab_multiple"])
-    if pretrain["optimizer"] != "adam":
-        raise ConfigError(f"pretrain.optimizer: only adam is supported, got {pretrain['optimizer']}")
-    betas = pretrain["adam_betas"]
-
-    cmd = [
-        "fairseq-train", data_path(data_dir),
+def fairseq_train_command(job: PretrainJob, save_dir: str | Path, gpus: int = 0, num_workers: int = 0,
+                          resume: ResumeLayout | None = None) -> list[str]:
+    """Full ``fairseq-train`` argv of ``job`` on ``gpus`` GPUs, or without one on the CPU in
+    ``job.recipe.cpu_processes`` processes (several need :func:`cpu_process_commands` to start
+    them). The update is the configured global batch whatever the processes
+    (:func:`xling.pretrain.schedule.batch_layout`). ``resume``: the layout of the checkpoint a
+    resumed run continues from, where it predates options that change it."""
+    processes = max(1, int(gpus) or int(job.recipe.cpu_processes))
+    sched = schedule(job.recipe, job.model)
+    return [
+        "fairseq-train", data_path(job.data_dirs),
         "--user-dir", USER_DIR,
         "--task", TASK_NAME,
-        "--languages", ",".join(languages),
+        "--languages", ",".join(job.languages),
         "--arch", MODEL_NAME,
         "--criterion", "masked_lm",
-        # model (3.1)
-        "--encoder-layers", str(model["layers"]),
-        "--encoder-attention-heads", str(model["heads"]),
-        "--encoder-embed-dim", str(model["dim"]),
-        "--encoder-ffn-embed-dim", str(model["ffn_dim"]),
-        "--activation-fn", str(model["activation"]),
-        "--dropout", str(model["dropout"]),
-        "--attention-dropout", str(model["attention_dropout"]),
-        "--max-positions", str(model["tokens_per_sample"]),
-        "--separate-layers", str(sep_layers),
-        # XLM's model (docs/reading.md), or what older models had
-        *(["--language-embeddings"] if language_embeddings else []),
-        "--mlm-head", str(model_option(model, "mlm_head")),
-        "--layer-norm-eps", str(float(model_option(model, "layer_norm_eps"))),
-        *(["--activation-dropout", str(activation_dropout)] if activation_dropout is not None else []),
-        "--param-init", str(model_option(model, "init")),
+        *model_options(job, resume.vocab_multiple if resume else int(job.recipe.vocab_multiple)),
+        *data_options(job, batch_layout(job.recipe, processes), num_workers),
+        *optimisation_options(job, sched),
+        *checkpoint_options(job, sched, save_dir),
+        *per_language_options(job),
+        *device_options(job, gpus, processes, resume),
+    ]
+
+
+def as_named(section: Mapping, *names: str) -> list[str]:
+    """``--<name> <value>`` for each field of ``section`` whose fairseq option bears its name,
+    the value as the config gives it."""
+    return [arg for name in names for arg in (f"--{name.replace('_', '-')}", str(section[name]))]
+
+
+def model_options(job: PretrainJob, vocab_multiple: int) -> list[str]:
+    """The encoder (3.1), XLM's model (docs/reading.md) or what older models had, and how its
+    tables are padded and its core compiled (speed alone)."""
+    m, sep = job.model, job.separate
+    return [
+        "--encoder-layers", str(m.layers),
+        "--encoder-attention-heads", str(m.heads),
+        "--encoder-embed-dim", str(m.dim),
+        "--encoder-ffn-embed-dim", str(m.ffn_dim),
+        "--activation-fn", str(m.activation),
+        *as_named(m, "dropout", "attention_dropout"),
+        "--max-positions", str(m.tokens_per_sample),
+        "--separate-layers", str(sep.layers),
+        *(["--language-embeddings"] if m.language_embeddings else []),
+        *as_named(m, "mlm_head"),
+        "--layer-norm-eps", str(float(m.layer_norm_eps)),
+        *(["--activation-dropout", str(m.activation_dropout)] if m.activation_dropout is not None else []),
+        "--param-init", str(m.init),
         "--vocab-multiple", str(vocab_multiple),
-        "--compile-encoder", COMPILE[pretrain["compile"]],
-        # data: continuous streams (or one sentence per sample), BERT masking, smoothed language sampling
-        "--tokens-per-sample", str(model["tokens_per_sample"]),
-        "--sample-break-mode", str(pretrain["sample_break_mode"]),
-        "--sentence-window", str(pretrain.get("sentence_window") or 0),
-        "--mask-prob", str(pretrain["mask_prob"]),
-        "--leave-unmasked-prob", str(pretrain["leave_unmasked_prob"]),
-        "--random-token-prob", str(pretrain["random_token_prob"]),
-        "--multilang-sampling-alpha", str(pretrain["sampling_alpha"]),
+        "--compile-encoder", COMPILE[job.recipe.compile],
+    ]
+
+
+def data_options(job: PretrainJob, layout: BatchLayout, num_workers: int) -> list[str]:
+    """Continuous streams (or one sentence per sample, or windows of one), BERT's masking,
+    smoothed language sampling, and the batch of one forward pass."""
+    r = job.recipe
+    return [
+        *as_named(job.model, "tokens_per_sample"),
+        *as_named(r, "sample_break_mode"),
+        "--sentence-window", str(r.sentence_window or 0),
+        *as_named(r, "mask_prob", "leave_unmasked_prob", "random_token_prob"),
+        "--multilang-sampling-alpha", str(r.sampling_alpha),
         "--batch-size", str(layout.streams_per_step),
         "--batch-size-valid", str(layout.streams_per_step),
         "--update-freq", str(layout.update_freq),
         "--required-batch-size-multiple", "1",
         "--num-workers", str(num_workers),
-        # optimisation
-        "--optimizer", OPTIMIZER_NAME,  # fairseq's Adam, on torch's multi-tensor kernels
-        "--adam-betas", f"({float(betas[0])}, {float(betas[1])})",
-        "--adam-eps", str(float(pretrain["adam_eps"])),
-        "--weight-decay", str(float(pretrain["weight_decay"])),
-        "--clip-norm", str(float(pretrain["clip_norm"])),
-        "--lr", str(pretrain["lr"]),
-        "--lr-scheduler", str(pretrain["lr_scheduler"]),
-        "--warmup-updates", str(pretrain["warmup_updates"]),
+    ]
+
+
+def optimisation_options(job: PretrainJob, sched: Schedule) -> list[str]:
+    """fairseq's Adam on torch's multi-tensor kernels, the inverse-sqrt schedule, the updates."""
+    r = job.recipe
+    return [
+        "--optimizer", OPTIMIZER_NAME,
+        "--adam-betas", f"({float(r.adam_betas[0])}, {float(r.adam_betas[1])})",
+        "--adam-eps", str(float(r.adam_eps)),
+        "--weight-decay", str(float(r.weight_decay)),
+        "--clip-norm", str(float(r.clip_norm)),
+        *as_named(r, "lr", "lr_scheduler", "warmup_updates"),
         "--warmup-init-lr", "1e-07",
         "--max-update", str(sched.max_updates),
-        "--seed", str(int(seed)),
-        # validation per language, source language first: it picks checkpoint_best
-        "--valid-subset", ",".join(f"valid_{lang}" for lang in languages),
+        "--seed", str(job.seed),
+    ]
+
+
+def checkpoint_options(job: PretrainJob, sched: Schedule, save_dir: str | Path) -> list[str]:
+    """Validation per language, the source language first (it picks ``checkpoint_best.pt``), at
+    the paper's update-based epochs; checkpoints in ``save_dir``, resumed from its
+    ``checkpoint_last.pt`` (fairseq's default); JSON logs."""
+    r = job.recipe
+    return [
+        "--valid-subset", ",".join(f"valid_{lang}" for lang in job.languages),
         "--best-checkpoint-metric", "loss",
         "--validate-interval-updates", str(sched.updates_per_epoch),
         "--validate-interval", "1000000",  # only the update-based "epochs" of the paper
-        # checkpoints: resume from checkpoint_last.pt in save_dir (fairseq's default)
         "--save-dir", str(save_dir),
-        "--save-interval-updates", str(save_every),
+        # checkpoint_best is only written when a validation (every epoch) coincides with a save
+        "--save-interval-updates", str(save_interval_updates(r, job.model)),
         "--save-interval", "1000000",
-        "--keep-interval-updates", str(pretrain["keep_interval_updates"]),
+        *as_named(r, "keep_interval_updates"),
         "--no-epoch-checkpoints",
         "--log-format", "json",
-        *(["--tensorboard-logdir", str(Path(save_dir).parent / "tensorboard")] if pretrain.get("tensorboard") else []),
-        "--log-interval", str(pretrain["log_interval"]),
+        *(["--tensorboard-logdir", str(Path(save_dir).parent / "tensorboard")] if r.tensorboard else []),
+        *as_named(r, "log_interval"),
         "--skip-invalid-size-inputs-valid-test",
     ]
-    if in_language:
-        cmd.append("--in-language-replacement")
-    if sep_emb:
-        cmd += ["--separate-embeddings", "--language-vocab-mask"]
-        if not sep_pos:
-            cmd.append("--shared-positions")
-    if pretrain["one_language_batches"] or sep_emb or sep_layers or language_embeddings:
-        # per-language parameters need one language per batch
-        cmd.append("--one-language-batches")
-    separate_parts = sep_emb or sep_layers > 0
+
+
+def per_language_options(job: PretrainJob) -> list[str]:
+    """Table 1's separation options: random words within one language, per-language embeddings
+    (positions too, unless shared), and one language per batch wherever a parameter is per
+    language."""
+    sep = job.separate
+    one_language = job.recipe.one_language_batches or sep.any or job.model.language_embeddings
+    return [
+        *(["--in-language-replacement"] if job.in_language_random_words else []),
+        *(["--separate-embeddings", "--language-vocab-mask"] if sep.embeddings else []),
+        *(["--shared-positions"] if sep.embeddings and not sep.separate_positions else []),
+        *(["--one-language-batches"] if one_language else []),
+    ]
+
+
+def device_options(job: PretrainJob, gpus: int, processes: int, resume: ResumeLayout | None) -> list[str]:
+    """CPU jobs run fp32. GPU jobs: ``--autocast bf16|fp16`` in the plugin's task on fp32 weights
+    with fused AdamW (fp16 with the optimizer's loss scaling), the loss and gradient norm logged
+    one update late so that no step waits for the GPU; fairseq's ``--fp16`` only resumes runs
+    started with it. Then data parallelism over the ``processes``."""
+    if not gpus:
+        return distribution_options(job, processes, cpu=True)
+    return [*gpu_precision_options(job.recipe.precision, resume), *distribution_options(job, processes, cpu=False)]
+
+
+def distribution_options(job: PretrainJob, processes: int, cpu: bool) -> list[str]:
+    """Data parallelism over ``processes`` GPUs or CPU processes (none for one)."""
     if cpu:
-        cmd.append("--cpu")
-        if processes > 1:
-            cmd += ["--distributed-world-size", str(processes), "--distributed-backend", "gloo",
-                    "--ddp-backend", CPU_DDP_BACKEND]
-    else:
-        cmd += gpu_precision_options(pretrain["precision"], resume)
-        if n_gpus > 1:
-            cmd += ["--distributed-world-size", str(n_gpus)]
-            if separate_parts:
-                # each GPU's batch is one language: the other language's parameters are unused
-                cmd += ["--ddp-backend", "c10d", "--find-unused-parameters"]
-    return cmd
+        many = ["--distributed-world-size", str(processes), "--distributed-backend", "gloo",
+                "--ddp-backend", CPU_DDP_BACKEND]
+        return ["--cpu", *(many if processes > 1 else [])]
+    if processes == 1:
+        return []
+    # each GPU's batch is one language: the other language's parameters are unused
+    unused = ["--ddp-backend", "c10d", "--find-unused-parameters"] if job.separate.any else []
+    return ["--distributed-world-size", str(processes), *unused]
+
+
+# GPU precision -> the plugin's options (fp16 scales the loss in the optimizer)
+PRECISION = {"bf16": ["--autocast", "bf16"], "fp16": ["--autocast", "fp16", "--loss-scaling"], "fp32": []}
 
 
 def gpu_precision_options(precision: str, resume: ResumeLayout | None = None) -> list[str]:
@@ -195,15 +198,7 @@ def gpu_precision_options(precision: str, resume: ResumeLayout | None = None) ->
     optimizer) nor ``--amp`` (its scaler skips no update without a sync)."""
     if resume is not None and resume.fairseq_fp16:
         return ["--fp16"]  # the checkpoint holds FP16Optimizer's state: resume as it was started
-    if precision == "bf16":
-        options = ["--autocast", "bf16"]
-    elif precision == "fp16":
-        options = ["--autocast", "fp16", "--loss-scaling"]
-    elif precision == "fp32":
-        options = []
-    else:
-        raise ConfigError(f"pretrain.precision must be fp16, bf16 or fp32, got {precision!r}")
-    return [*options, "--deferred-grad-norm", "--deferred-loss-log"]
+    return [*PRECISION[precision], "--deferred-grad-norm", "--deferred-loss-log"]
 
 
 def cpu_process_commands(cmd: list[str], port: int) -> list[list[str]]:

@@ -16,7 +16,10 @@ from datetime import datetime
 from pathlib import Path
 
 from xling.io import atomic_path, atomic_write
-from xling.pretrain.command import ResumeLayout
+from xling.pretrain.command import ResumeLayout, cpu_process_commands, fairseq_train_command
+from xling.pretrain.job import PretrainJob
+from xling.pretrain.schedule import batch_layout, schedule
+from xling.pretrain.tokens import matched_recipe
 
 START_MARK = "=== xling pretrain start "
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| INFO \| (\S+) \| (\{.*\})\s*$")
@@ -362,68 +365,77 @@ def run_pretraining(cmd: list[str] | list[list[str]], save_dir: str | Path, lang
 def pretrain_job(data_dir: str | Path | list[str | Path], done_path: str | Path, setting: dict, model: dict,
                  pretrain: dict, languages: list[str], gpus: int, seed: int, threads: int = 1,
                  num_workers: int | None = None, job_log: str | Path | None = None) -> dict:
-    """One Snakemake pretraining job: uses the job's GPUs if there are any (fp16/bf16 from
-    config), else the CPU in fp32 (``pretrain.cpu_processes`` data-parallel processes, default
-    one). Checkpoints and fairseq's ``train.log`` go beside ``done.json``; ``job_log`` (the rule's
-    log) gets one line per start and the summary. ``data_dir``: the binarised data directory, or
-    several (code-switched variants, cycled by epoch; the first holds dictionary and validation).
+    """The pretraining rules' job (workflow/scripts/pretrain.py): its params, the tracked fields of
+    its :class:`PretrainJob`, make the job again, which :func:`train` runs. ``data_dir``: the
+    binarised data directory, or several (code-switched variants, cycled by epoch; the first holds
+    dictionary and validation)."""
+    job = PretrainJob.build(data_dir, setting, model, pretrain, languages, seed)
+    return train(job, done_path, gpus, threads=threads, num_workers=num_workers, job_log=job_log)
+
+
+def train(job: PretrainJob, done_path: str | Path, gpus: int, threads: int = 1, num_workers: int | None = None,
+          job_log: str | Path | None = None) -> dict:
+    """Train (or resume) ``job``: on the job's GPUs if there are any (the recipe's precision), else
+    on the CPU in fp32 (``cpu_processes`` data-parallel processes). Checkpoints and fairseq's
+    ``train.log`` go beside ``done.json``; ``job_log`` (the rule's log) gets one line per start
+    and the summary.
 
     Layout: fairseq's checkpoints (``checkpoint_last.pt`` for resuming, interval and best
     ones) live in ``<out>/fairseq/``, which no rule declares, so Snakemake never deletes them
     when it reruns a killed job; ``<out>/checkpoint_best.pt`` (declared) links to the best.
 
-    ``pretrain["match_tokens"]`` (Liu et al.'s windowed models): the recipe is first matched in
-    tokens to its reference on the first data directory's training data
+    A recipe with ``match_tokens`` (Liu et al.'s windowed models) is first matched in tokens to its
+    reference on the first data directory's training data
     (:func:`xling.pretrain.tokens.matched_recipe`); ``done.json`` records what was measured."""
-    from xling.pretrain.command import cpu_process_commands, fairseq_train_command
-    from xling.pretrain.schedule import batch_layout, schedule
-
-    n_gpus = 0
-    if int(gpus) > 0:
-        import torch
-
-        n_gpus = min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
-    processes = n_gpus or int(pretrain["cpu_processes"])
+    n_gpus = visible_gpus(gpus)
+    processes = n_gpus or int(job.recipe.cpu_processes)
     # fairseq runs one process per GPU (or CPU rank): share the job's cores among them
     per_process = max(1, int(threads) // processes)
-    num_workers = pretrain["num_workers"] if num_workers is None else num_workers
+    num_workers = job.recipe.num_workers if num_workers is None else num_workers
     if num_workers is None:
         # data-loading workers beside each trainer; on 1-2 cores the main process is faster
         num_workers = min(8, per_process - 1)
     out_dir = Path(done_path).parent
     save_dir = out_dir / "fairseq"
     extra: dict = {}
-    if pretrain.get("match_tokens"):
+    if job.recipe.match_tokens:
         # as many tokens as the reference cutting of the same data (Liu et al.'s windows): the
         # samples per update (or the updates) follow from the training data's sentence lengths
-        from xling.pretrain.tokens import matched_recipe
-
-        first = data_dir[0] if isinstance(data_dir, (list, tuple)) else data_dir
-        pretrain, extra["match_tokens"] = matched_recipe(pretrain, model, first, languages)
+        recipe, extra["match_tokens"] = matched_recipe(job.recipe, job.model, job.data_dirs[0], job.languages)
+        job = job.with_recipe(recipe)
     # a run resumed from a checkpoint of older code keeps the layout it was started with
-    cmd = fairseq_train_command(data_dir, save_dir, setting, model, pretrain, languages, n_gpus=n_gpus,
-                                cpu=n_gpus == 0, seed=seed, num_workers=num_workers, cpu_processes=processes,
-                                resume=resume_layout(save_dir))
+    cmd = fairseq_train_command(job, save_dir, n_gpus, num_workers=num_workers, resume=resume_layout(save_dir))
     cmds = cpu_process_commands(cmd, free_port()) if n_gpus == 0 else [cmd]
-    sched, layout = schedule(pretrain, model), batch_layout(pretrain, processes)
+    layout = batch_layout(job.recipe, processes)
+    _note(job_log, f"start on {n_gpus or 'no'} GPU(s), {layout.processes} process(es) x {layout.streams_per_step} "
+                   f"streams x update-freq {layout.update_freq} = {layout.effective_batch_streams} streams per "
+                   f"update, fairseq log: {out_dir / 'train.log'}\n"
+                   + (f"matched in tokens: {json.dumps(extra['match_tokens'])}\n" if extra else "") + " ".join(cmd))
+    sched = schedule(job.recipe, job.model)
     batch = {"global_batch_streams": sched.global_batch_streams, "processes": layout.processes,
              "device": "cuda" if n_gpus else "cpu", "streams_per_step": layout.streams_per_step,
              "update_freq": layout.update_freq, "effective_batch_streams": layout.effective_batch_streams,
              "updates_per_epoch": sched.updates_per_epoch, "tokens_per_sample": sched.tokens_per_sample}
-    note = Path(job_log) if job_log else None
-    if note:
-        note.parent.mkdir(parents=True, exist_ok=True)
-        with open(note, "a", encoding="utf-8") as fh:
-            fh.write(f"{datetime.now().isoformat(timespec='seconds')} start on {n_gpus or 'no'} GPU(s), "
-                     f"{layout.processes} process(es) x {layout.streams_per_step} streams x update-freq "
-                     f"{layout.update_freq} = {layout.effective_batch_streams} streams per update, "
-                     f"fairseq log: {out_dir / 'train.log'}\n"
-                     + (f"matched in tokens: {json.dumps(extra['match_tokens'])}\n" if extra else "")
-                     + f"{' '.join(cmd)}\n")
-    summary = run_pretraining(cmds, save_dir, languages, sched.max_updates, out_dir / "train.log", done_path,
-                              threads=per_process, best_out=out_dir / "checkpoint_best.pt",
+    summary = run_pretraining(cmds, save_dir, list(job.languages), sched.max_updates, out_dir / "train.log",
+                              done_path, threads=per_process, best_out=out_dir / "checkpoint_best.pt",
                               extra={"batch": batch, **extra})
-    if note:
-        with open(note, "a", encoding="utf-8") as fh:
-            fh.write(f"{datetime.now().isoformat(timespec='seconds')} done: {json.dumps(summary)}\n")
+    _note(job_log, f"done: {json.dumps(summary)}")
     return summary
+
+
+def visible_gpus(gpus: int) -> int:
+    """How many of the job's ``gpus`` this process sees (torch is imported only to count them)."""
+    if int(gpus) <= 0:
+        return 0
+    import torch
+
+    return min(int(gpus), torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+
+def _note(job_log: str | Path | None, text: str) -> None:
+    """A stamped line for the rule's log, if it has one."""
+    if not job_log:
+        return
+    Path(job_log).parent.mkdir(parents=True, exist_ok=True)
+    with open(job_log, "a", encoding="utf-8") as fh:
+        fh.write(f"{datetime.now().isoformat(timespec='seconds')} {text}\n")

@@ -178,13 +178,8 @@ def cka_grid(results: list[dict], kind: str) -> list[list[float | None]]:
 def figure6(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:
     """P@1 (percent) against layer, one line with markers per pair."""
     results = check_figure6(results)
-    if not results:
-        raise ValueError("Figure 6: expected at least one pair's result, got none")
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.6, 3.6))
-    cmap = plt.get_cmap("tab10")
-    for i, r in enumerate(results):
-        color = cmap(i % cmap.N)
+    plt, fig, ax, colors = line_axes(results, "Figure 6")
+    for r, color in zip(results, colors):
         ys = [float("nan") if v is None else v for v in r["p_at_1"]]  # NaN leaves a gap in the line
         ax.plot(r["layers"], ys, marker="o", markersize=4, color=color,
                 label=f"{pair_label(r['pair'])} ({r['source']}→{r['target']})")
@@ -195,15 +190,34 @@ def figure6(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
                        out_png, out_pdf, title)
 
 
+def line_axes(results: list[dict], figure: str):
+    """``(pyplot, figure, axes, a colour per result)`` of a figure of one line per result (Figures
+    4b and 6); a figure of no result is an error."""
+    if not results:
+        raise ValueError(f"{figure}: expected at least one pair's result, got none")
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    cmap = plt.get_cmap("tab10")
+    return plt, fig, ax, [cmap(i % cmap.N) for i in range(len(results))]
+
+
+def label_layers(ax, layers: list[int], xlabel: str, ylabel: str, ylim: tuple[float, float] | None = None,
+                 legend_size: int = 8) -> None:
+    """An axis of scores against layers: the layers' names as ticks, the labels, the score's range,
+    a grid and the legend."""
+    ax.set_xticks(layers, [layer_label(x) for x in layers])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=legend_size, frameon=False)
+
+
 def finish_p1_by_layer(plt, fig, ax, layers: list[int], xlabel: str, out_png: Path, out_pdf: Path,
                        title: str | None) -> None:
     """The axes of a P@1-against-layer figure (Figures 4b and 6), then save it and close it."""
-    ax.set_xticks(layers, [layer_label(x) for x in layers])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("P@1 (%)")
-    ax.set_ylim(0, 100)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    label_layers(ax, layers, xlabel, "P@1 (%)", ylim=(0, 100))
     if title:
         ax.set_title(title, fontsize=10)
     save_and_close(plt, fig, out_png, out_pdf)

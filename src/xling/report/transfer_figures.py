@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 
 from xling.io import atomic_write
-from xling.report.analysis_figures import PAIR_ORDER, _fmt, _md_table, layer_label
+from xling.report.analysis_figures import PAIR_ORDER, _fmt, _md_table, label_layers, layer_label
 from xling.report.plotting import pyplot, save_and_close
 
 MODELS = {"mlm_align": "MLM align", "bimlm": "biMLM", "bimlm_w": "biMLM + W"}
@@ -67,11 +67,7 @@ def _figure(results: list[dict], models: tuple[str, str], out_png: Path, out_pdf
                 ax.plot(xs, [r["tgt_test"][model] for r in rows], style, marker="o", markersize=3.5,
                         color=cmap(n % cmap.N), label=f"{pair} {MODELS[model]}")
         layers = sorted({r["layer"] for rows in pairs.values() for r in rows})
-        ax.set_xticks(layers, [layer_label(x) for x in layers])
-        ax.set_xlabel("Frozen layers 0..i")
-        ax.set_ylabel(TASK_TITLES.get(task, task))
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, frameon=False)
+        label_layers(ax, layers, "Frozen layers 0..i", TASK_TITLES.get(task, task), legend_size=7)
     if title:
         fig.suptitle(title, fontsize=10)
     save_and_close(plt, fig, out_png, out_pdf)

@@ -18,7 +18,15 @@ import math
 from pathlib import Path
 
 from xling.io import atomic_write
-from xling.report.analysis_figures import _fmt, _md_table, _ordered, finish_p1_by_layer, layer_label, pair_label
+from xling.report.analysis_figures import (
+    _fmt,
+    _md_table,
+    _ordered,
+    finish_p1_by_layer,
+    layer_label,
+    line_axes,
+    pair_label,
+)
 from xling.report.plotting import pyplot, save_and_close
 
 DIRECTIONS = ("forward", "reverse")
@@ -93,13 +101,9 @@ def figure4b(results: list[dict], out_png: Path, out_pdf: Path, title: str | Non
     """P@1 of contextual word vectors against layer, one line per pair, fastText on the same words
     as a dashed line of the pair's colour."""
     results = check_figure4(results)
-    if not results:
-        raise ValueError("Figure 4b: expected at least one pair's result, got none")
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.6, 3.6))
-    cmap = plt.get_cmap("tab10")
-    for i, r in enumerate(results):
-        color, ctx = cmap(i % cmap.N), r["contextual"]
+    plt, fig, ax, colors = line_axes(results, "Figure 4b")
+    for r, color in zip(results, colors):
+        ctx = r["contextual"]
         ax.plot(ctx["layers"], [s["forward"]["p_at_1"] for s in ctx["mlm"]], marker="o", markersize=4, color=color,
                 label=_direction_label(r, "forward"))
         ax.axhline(ctx["fasttext"]["forward"]["p_at_1"], color=color, linestyle="--", linewidth=1)

@@ -26,6 +26,8 @@ import numpy as np
 import torch
 from scipy import sparse
 
+from xling.static.checks import check_counts
+
 
 def glove_weight(values: torch.Tensor, x_max: float = 100.0, alpha: float = 0.75) -> torch.Tensor:
     """GloVe's f: ``(x / x_max)^alpha`` for ``x < x_max``, else 1."""
@@ -98,16 +100,11 @@ def fit_glove(
 ) -> GloveFit:
     """Train GloVe on the co-occurrence matrix ``X`` (V x V) and return all its parameters.
 
-    ``epochs=0`` returns the initialisation. Same arguments and seed, same result.
+    Defaults are ``glove.c``'s (25 epochs as its demo, lr 0.05, x_max 100, alpha 0.75); ``threads``
+    sets torch's intra-op threads for this call only. ``epochs=0`` returns the initialisation.
+    Same arguments and seed, same result.
     """
-    for name, value, low in (
-        ("dim", dim, 1),
-        ("epochs", epochs, 0),
-        ("batch_size", batch_size, 1),
-        ("threads", threads, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"GloVe: {name} must be an integer >= {low}, got {value!r}")
+    check_counts("GloVe", dim=(dim, 1), epochs=(epochs, 0), batch_size=(batch_size, 1), threads=(threads, 1))
     for name, value in (("lr", lr), ("x_max", x_max)):
         if not value > 0:
             raise ValueError(f"GloVe: {name} must be > 0, got {value!r}")
@@ -171,23 +168,7 @@ def _step(
     return float(loss.detach())
 
 
-def train_glove(
-    X: sparse.spmatrix | sparse.sparray,
-    dim: int,
-    *,
-    epochs: int = 25,
-    lr: float = 0.05,
-    x_max: float = 100.0,
-    alpha: float = 0.75,
-    batch_size: int = 4096,
-    seed: int = 1,
-    threads: int = 1,
-) -> np.ndarray:
-    """GloVe word vectors ``W + Wc`` (V x ``dim``, float32), row i for vocabulary index i of ``X``.
-
-    Defaults are ``glove.c``'s (25 epochs as its demo, lr 0.05, x_max 100, alpha 0.75); ``threads``
-    sets torch's intra-op threads for this call only.
-    """
-    return fit_glove(
-        X, dim, epochs=epochs, lr=lr, x_max=x_max, alpha=alpha, batch_size=batch_size, seed=seed, threads=threads
-    ).vectors()
+def train_glove(X: sparse.spmatrix | sparse.sparray, dim: int, **settings) -> np.ndarray:
+    """GloVe word vectors ``W + Wc`` (V x ``dim``, float32), row i for vocabulary index i of ``X``;
+    ``settings`` as :func:`fit_glove` takes them."""
+    return fit_glove(X, dim, **settings).vectors()

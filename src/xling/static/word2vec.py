@@ -22,6 +22,8 @@ import numpy as np
 from gensim.models import Word2Vec
 from gensim.models.word2vec import LineSentence
 
+from xling.static.checks import check_counts
+
 
 def _stable_hash(text: str) -> int:
     """A hash of ``text`` that is the same in every process (Python's ``hash`` of a str is not)."""
@@ -44,16 +46,8 @@ def train_word2vec(
     vectors: ``words[i]`` has row i of the (V x ``dim``) float32 array, most frequent word first (gensim's
     ``index_to_key``). Settings not taken here are gensim's defaults (learning rate 0.025 falling to
     0.0001, downsampling threshold 1e-3); hierarchical softmax is off."""
-    for name, value, low in (
-        ("dim", dim, 1),
-        ("window", window, 1),
-        ("min_count", min_count, 1),
-        ("negative", negative, 1),
-        ("epochs", epochs, 1),
-        ("workers", workers, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"train_word2vec: {name} must be an integer >= {low}, got {value!r}")
+    check_counts("train_word2vec", dim=(dim, 1), window=(window, 1), min_count=(min_count, 1),
+                 negative=(negative, 1), epochs=(epochs, 1), workers=(workers, 1))
     if sg not in (0, 1):
         raise ValueError(f"train_word2vec: sg must be 1 (skip-gram) or 0 (CBOW), got {sg!r}")
     if isinstance(corpus, (str, Path)):

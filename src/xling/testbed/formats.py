@@ -40,17 +40,7 @@ def panx_block(sent: Sentence, lang: str) -> str:
 
 def ner_words(sent: Sentence) -> list[tuple[str, str]]:
     """Orthographic words with BIO tags (a multiword token takes its first word's tag)."""
-    out, skip_to = [], 0
-    ranges = {a: (b, f) for a, b, f in sent.mwts}
-    for t in sent.tokens:
-        if t.id <= skip_to:
-            continue
-        if t.id in ranges:
-            skip_to, surface = ranges[t.id]
-            out.append((surface, t.ner))
-        else:
-            out.append((t.form, t.ner))
-    return out
+    return [(surface, t.ner) for surface, t in sent.surface()]
 
 
 _PTB = {"DET": "DT", "ADP": "IN", "ADJ": "JJ", "ADV": "RB", "NUM": "CD", "CCONJ": "CC",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
 import shutil
@@ -313,95 +315,103 @@ PANLEX_LANGVARS = {"en": (187, "eng"), "fr": (157, "fra"), "de": (158, "deu"), "
 UID_LANGVAR = 7257    # art-274: the variety whose expressions are the uids (eng-000, ...)
 
 
-def panlex_zip(lex: Lexicon, seed: int) -> bytes:
-    """PanLex CSV snapshot: langvar, expr, source, meaning, denotation, source_langvar."""
-    import csv
-    import io
+PANLEX_NAMES = {"en": "English", "fr": "French", "de": "German", "ru": "Russian", "zh": "Mandarin"}
+PANLEX_COLUMNS = {
+    "langvar.csv": ["id", "lang_code", "var_code", "mutable", "name_expr", "script_expr", "meaning", "region_expr",
+                    "uid_expr", "grp"],
+    "expr.csv": ["id", "langvar", "txt", "txt_degr"],
+    "source.csv": ["id", "reg_date", "label", "url", "isbn", "author", "title", "publisher", "year", "quality", "grp",
+                   "note", "license", "ip_claim", "ip_claimant", "ip_claimant_email"],
+    "meaning.csv": ["id", "source"],
+    "denotation.csv": ["id", "meaning", "expr"],
+    "source_langvar.csv": ["source", "langvar"],
+}
 
-    rng = random.Random(f"panlex-{seed}")
-    exprs: dict[tuple[int, str], int] = {}
-    expr_rows = []
 
-    def expr(langvar: int, txt: str) -> int:
+class _PanlexTables:
+    """The rows of a PanLex CSV snapshot as they are added, with PanLex's ids."""
+
+    def __init__(self):
+        self.exprs: dict[tuple[int, str], int] = {}
+        self.rows: dict[str, list[tuple]] = {name: [] for name in PANLEX_COLUMNS}
+
+    def expr(self, langvar: int, txt: str) -> int:
         key = (langvar, txt)
-        if key not in exprs:
-            exprs[key] = 10000 + len(exprs)
-            expr_rows.append((exprs[key], langvar, txt, txt.lower()))
-        return exprs[key]
+        if key not in self.exprs:
+            self.exprs[key] = 10000 + len(self.exprs)
+            self.rows["expr.csv"].append((self.exprs[key], langvar, txt, txt.lower()))
+        return self.exprs[key]
 
-    langvar_rows = []
-    for lang, (lv, code) in PANLEX_LANGVARS.items():
-        uid = expr(UID_LANGVAR, f"{code}-000")
-        name = expr(187, {"en": "English", "fr": "French", "de": "German", "ru": "Russian",
-                          "zh": "Mandarin"}[lang])
-        langvar_rows.append((lv, code, 0, "t", name, 0, 0, 0, uid, lv))
-    langvar_rows.append((UID_LANGVAR, "art", 274, "f", expr(187, "uid"), 0, 0, 0,
-                         expr(UID_LANGVAR, "art-274"), UID_LANGVAR))
-    sources, meanings, denotations, source_langvar = [], [], [], []
-
-    def source(label: str, quality: int, langs: list[str]) -> int:
+    def source(self, label: str, quality: int, langs: list[str]) -> int:
+        sources = self.rows["source.csv"]
         sid = 100 + len(sources)
         sources.append((sid, "2015-01-01", label, f"http://{HOST}/{label}", "", "Testbed", label,
                         "Testbed Press", 2015, quality, sid, "", "cc0", "", "", ""))
-        for lang in langs:
-            source_langvar.append((sid, PANLEX_LANGVARS[lang][0]))
+        self.rows["source_langvar.csv"] += [(sid, PANLEX_LANGVARS[lang][0]) for lang in langs]
         return sid
 
-    def meaning(sid: int, entries: list[tuple[str, str]]) -> None:
-        mid = 500000 + len(meanings)
-        meanings.append((mid, sid))
+    def meaning(self, sid: int, entries: list[tuple[str, str]]) -> None:
+        mid = 500000 + len(self.rows["meaning.csv"])
+        self.rows["meaning.csv"].append((mid, sid))
+        denotations = self.rows["denotation.csv"]
         for lang, txt in entries:
-            denotations.append((9000000 + len(denotations), mid, expr(PANLEX_LANGVARS[lang][0], txt)))
+            denotations.append((9000000 + len(denotations), mid, self.expr(PANLEX_LANGVARS[lang][0], txt)))
 
+    def csv_files(self) -> dict[str, bytes]:
+        out = {}
+        for name, header in PANLEX_COLUMNS.items():
+            buf = io.StringIO()
+            w = csv.writer(buf, lineterminator="\n")
+            w.writerow(header)
+            w.writerows(self.rows[name])
+            out[name] = buf.getvalue().encode("utf-8")
+        return out
+
+
+def panlex_zip(lex: Lexicon, seed: int) -> bytes:
+    """PanLex CSV snapshot: langvar, expr, source, meaning, denotation, source_langvar."""
+    t = _PanlexTables()
+    langvars = t.rows["langvar.csv"]
+    for lang, (lv, code) in PANLEX_LANGVARS.items():
+        uid = t.expr(UID_LANGVAR, f"{code}-000")
+        langvars.append((lv, code, 0, "t", t.expr(187, PANLEX_NAMES[lang]), 0, 0, 0, uid, lv))
+    langvars.append((UID_LANGVAR, "art", 274, "f", t.expr(187, "uid"), 0, 0, 0, t.expr(UID_LANGVAR, "art-274"),
+                     UID_LANGVAR))
+    _panlex_meanings(t, lex, random.Random(f"panlex-{seed}"))
+    return A.zip_bytes({f"panlex-20190601-csv/{k}": v for k, v in t.csv_files().items()})
+
+
+def _panlex_meanings(t: _PanlexTables, lex: Lexicon, rng: random.Random) -> None:
+    """A multilingual high-quality source with the main translations; per language, good, fair and
+    poor English sources (every form, the last form, noise), phrases and names."""
     concepts = content_concepts()
-    # a multilingual high-quality source with the main translations
-    multi = source("art-testbed:multilingual", 8, list(LANGS))
+    multi = t.source("art-testbed:multilingual", 8, list(LANGS))
     for en, pos in concepts:
         if rng.random() < 0.85:
-            meaning(multi, [("en", en)] + [(l, lex.main(l, en, pos)) for l in TARGETS])
+            t.meaning(multi, [("en", en)] + [(l, lex.main(l, en, pos)) for l in TARGETS])
     for lang in TARGETS:
-        good = source(f"eng-{PANLEX_LANGVARS[lang][1]}:good", 7, ["en", lang])
-        fair = source(f"eng-{PANLEX_LANGVARS[lang][1]}:fair", 4, ["en", lang])
-        poor = source(f"eng-{PANLEX_LANGVARS[lang][1]}:poor", 1, ["en", lang])
-        pool = [t for tgts in lex.forms[lang].values() for t in tgts]
+        code = PANLEX_LANGVARS[lang][1]
+        qualities = (("good", 7), ("fair", 4), ("poor", 1))
+        good, fair, poor = (t.source(f"eng-{code}:{q}", n, ["en", lang]) for q, n in qualities)
+        pool = [w for tgts in lex.forms[lang].values() for w in tgts]
         for en, pos in concepts:
             tgts = lex.forms[lang][(en, pos)]
             if rng.random() < 0.7:
-                meaning(good, [("en", en)] + [(lang, t) for t in tgts])
+                t.meaning(good, [("en", en)] + [(lang, w) for w in tgts])
             if len(tgts) > 1 or rng.random() < 0.3:
-                meaning(fair, [("en", en), (lang, tgts[-1])])
+                t.meaning(fair, [("en", en), (lang, tgts[-1])])
             if rng.random() < 0.15:          # noise: wrong translation from a poor source
-                meaning(poor, [("en", en), (lang, rng.choice(pool))])
+                t.meaning(poor, [("en", en), (lang, rng.choice(pool))])
         # multi-word expressions: phrase-level entries (adjective + noun, "to" + verb)
         for _ in range(40):
             adj, noun = rng.choice(E.ADJS), rng.choice(E.NOUNS)
             a, n = lex.main(lang, adj, "ADJ"), lex.main(lang, noun, "NOUN")
             phrase = {"fr": f"{n} {a}", "de": f"{a}e {n}", "ru": f"{a} {n}", "zh": f"{a}{n}"}[lang]
-            meaning(fair, [("en", f"{adj} {noun}"), (lang, phrase)])
+            t.meaning(fair, [("en", f"{adj} {noun}"), (lang, phrase)])
         for verb in list(E.VERBS)[:20]:
-            meaning(poor, [("en", f"to {verb}"), (lang, lex.main(lang, verb, "VERB"))])
+            t.meaning(poor, [("en", f"to {verb}"), (lang, lex.main(lang, verb, "VERB"))])
         for tok in name_tokens():
-            meaning(good, [("en", tok), (lang, lex.name(lang, tok))])
-
-    def table(header: list[str], rows) -> bytes:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(header)
-        w.writerows(rows)
-        return buf.getvalue().encode("utf-8")
-
-    files = {
-        "langvar.csv": table(["id", "lang_code", "var_code", "mutable", "name_expr", "script_expr",
-                              "meaning", "region_expr", "uid_expr", "grp"], langvar_rows),
-        "expr.csv": table(["id", "langvar", "txt", "txt_degr"], expr_rows),
-        "source.csv": table(["id", "reg_date", "label", "url", "isbn", "author", "title", "publisher",
-                             "year", "quality", "grp", "note", "license", "ip_claim", "ip_claimant",
-                             "ip_claimant_email"], sources),
-        "meaning.csv": table(["id", "source"], meanings),
-        "denotation.csv": table(["id", "meaning", "expr"], denotations),
-        "source_langvar.csv": table(["source", "langvar"], source_langvar),
-    }
-    return A.zip_bytes({f"panlex-20190601-csv/{k}": v for k, v in files.items()})
+            t.meaning(good, [("en", tok), (lang, lex.name(lang, tok))])
 
 
 # --- parallel data --------------------------------------------------------------------------

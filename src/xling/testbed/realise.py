@@ -93,7 +93,29 @@ class Realiser:
         raise NotImplementedError
 
     def np(self, e: Entity, rel: str, *args) -> Node:
+        """A noun phrase: a year, a name (and what is conjoined to it) or a noun with its
+        modifiers (``noun_phrase``); ``args``: its case, in a language with cases."""
+        if e.kind == "year":
+            return self.year(e, rel)
+        if e.kind == "name":
+            node = _name(self.name_parts(e), e.ner, rel)
+            self.conjoin(node, e, *args)
+            return node
+        return self.noun_phrase(e, rel, *args)
+
+    def year(self, e: Entity, rel: str) -> Node:
+        return Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
+
+    def noun_phrase(self, e: Entity, rel: str, *args) -> Node:
         raise NotImplementedError
+
+    def case_phrase(self, prep: str, e: Entity, rel: str) -> Node:
+        """``e`` in the case its preposition governs, the preposition first (``PREP``: English
+        preposition -> (word, case), in German and Russian)."""
+        p, case = self.PREP[prep]
+        node = self.np(e, rel, case)
+        node.left.insert(0, Node(p, p, "ADP", "case"))
+        return node
 
     def clause(self, c: Clause, rel: str, main: bool) -> Node:
         raise NotImplementedError
@@ -119,13 +141,10 @@ class English(Realiser):
     def cc_word(self, cc):
         return cc
 
-    def np(self, e: Entity, rel: str, *args) -> Node:
-        if e.kind == "year":
-            return Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
-        if e.kind == "name":
-            node = _name(e.lemma.split(), e.ner, rel)
-            self.conjoin(node, e)
-            return node
+    def name_parts(self, e: Entity) -> list[str]:
+        return e.lemma.split()
+
+    def noun_phrase(self, e: Entity, rel: str, *args) -> Node:
         lemma = self.word(e.lemma, "NOUN")
         form = E.plural(lemma) if e.number == "pl" else lemma
         node = Node(form, lemma, "NOUN", rel, "Number=Plur" if e.number == "pl" else "Number=Sing")
@@ -262,13 +281,7 @@ class French(Realiser):
             a += "s"
         return a
 
-    def np(self, e: Entity, rel: str, *args) -> Node:
-        if e.kind == "year":
-            return Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
-        if e.kind == "name":
-            node = _name(self.name_parts(e), e.ner, rel)
-            self.conjoin(node, e)
-            return node
+    def noun_phrase(self, e: Entity, rel: str, *args) -> Node:
         lemma = self.word(e.lemma, "NOUN")
         g = self.lex.gender["fr"][(e.lemma, "NOUN")]
         form = self.noun_plural(lemma) if e.number == "pl" else lemma
@@ -401,13 +414,7 @@ class German(Realiser):
             return w
         return w + "en"
 
-    def np(self, e: Entity, rel: str, case: str = "nom") -> Node:
-        if e.kind == "year":
-            return Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
-        if e.kind == "name":
-            node = _name(self.name_parts(e), e.ner, rel)
-            self.conjoin(node, e, case)
-            return node
+    def noun_phrase(self, e: Entity, rel: str, case: str = "nom") -> Node:
         lemma = self.word(e.lemma, "NOUN")
         g = self.lex.gender["de"][(e.lemma, "NOUN")]
         key = "pl" if e.number == "pl" else g
@@ -430,11 +437,7 @@ class German(Realiser):
                 end = "er" if g == "m" else "es"
             node.left.append(Node(lem + end, lem, "ADJ", "amod"))
         if e.nmod is not None:
-            prep, inner = e.nmod
-            p, pcase = self.PREP[prep]
-            pp = self.np(inner, "nmod", pcase)
-            pp.left.insert(0, Node(p, p, "ADP", "case"))
-            node.right.append(pp)
+            node.right.append(self.case_phrase(*e.nmod, "nmod"))
         if e.relcl is not None:
             rc = self.clause(e.relcl, "acl:relcl", main=False, head=e)
             node.right.append(rc)
@@ -475,11 +478,7 @@ class German(Realiser):
         if c.obj is not None:
             middle.append(self.np(c.obj, "obj", "acc"))
         if c.obl is not None:
-            prep, ent = c.obl
-            p, pcase = self.PREP[prep]
-            obl = self.np(ent, "obl", pcase)
-            obl.left.insert(0, Node(p, p, "ADP", "case"))
-            middle.append(obl)
+            middle.append(self.case_phrase(*c.obl, "obl"))
         nicht = Node("nicht", "nicht", "PART", "advmod", "Polarity=Neg") if c.neg else None
         if not main:
             # subordinate clause: relative pronoun first, finite verb last
@@ -529,13 +528,7 @@ class Russian(Realiser):
     def cc_word(self, cc):
         return {"and": "и", "but": "но"}[cc]
 
-    def np(self, e: Entity, rel: str, case: str = "nom") -> Node:
-        if e.kind == "year":
-            return Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
-        if e.kind == "name":
-            node = _name(self.name_parts(e), e.ner, rel)
-            self.conjoin(node, e, case)
-            return node
+    def noun_phrase(self, e: Entity, rel: str, case: str = "nom") -> Node:
         lemma = self.word(e.lemma, "NOUN")
         num = e.number
         node = Node(lemma + self.NOUN_END[num][case], lemma, "NOUN", rel,
@@ -553,10 +546,7 @@ class Russian(Realiser):
             if prep == "of":       # possessor: bare genitive, no preposition
                 node.right.append(self.np(inner, "nmod", "gen"))
             else:
-                p, pcase = self.PREP[prep]
-                pp = self.np(inner, "nmod", pcase)
-                pp.left.insert(0, Node(p, p, "ADP", "case"))
-                node.right.append(pp)
+                node.right.append(self.case_phrase(prep, inner, "nmod"))
         if e.relcl is not None:
             node.right.append(self.clause(e.relcl, "acl:relcl", main=False, head=e))
         self.conjoin(node, e, case)
@@ -600,12 +590,7 @@ class Russian(Realiser):
             objs.append(self.np(c.iobj, "iobj", "dat"))
         if c.obj is not None:
             objs.append(self.np(c.obj, "obj", "acc"))
-        obl = None
-        if c.obl is not None:
-            prep, ent = c.obl
-            p, pcase = self.PREP[prep]
-            obl = self.np(ent, "obl", pcase)
-            obl.left.insert(0, Node(p, p, "ADP", "case"))
+        obl = self.case_phrase(*c.obl, "obl") if c.obl is not None else None
         # free word order: case endings, not position, mark the roles
         order = r.choices(("SVO", "SOV", "OVS", "VSO"), (0.6, 0.15, 0.15, 0.1))[0] if main else "SVO"
         if subj is None or not objs:
@@ -648,15 +633,12 @@ class Chinese(Realiser):
     def cc_word(self, cc):
         return {"and": "并且", "but": "但是"}[cc]
 
-    def np(self, e: Entity, rel: str, *args) -> Node:
-        if e.kind == "year":
-            node = Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
-            node.right.append(Node("年", "年", "NOUN", "clf"))
-            return node
-        if e.kind == "name":
-            node = _name(self.name_parts(e), e.ner, rel)
-            self.conjoin(node, e)
-            return node
+    def year(self, e: Entity, rel: str) -> Node:
+        node = Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
+        node.right.append(Node("年", "年", "NOUN", "clf"))
+        return node
+
+    def noun_phrase(self, e: Entity, rel: str, *args) -> Node:
         lemma = self.word(e.lemma, "NOUN")
         node = Node(lemma, lemma, "NOUN", rel)
         # modifiers precede the noun: possessor/relative clause + 的, then det/number + classifier

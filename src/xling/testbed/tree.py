@@ -67,6 +67,10 @@ class Sentence:
 
     def surface_tokens(self) -> list[str]:
         """Orthographic tokens (multiword tokens as one), as a tokeniser would see them."""
+        return [surface for surface, _ in self.surface()]
+
+    def surface(self) -> list[tuple[str, Token]]:
+        """Each orthographic token (a multiword token as one) with the first word it stands for."""
         out, skip_to = [], 0
         starts = {a: (b, f) for a, b, f in self.mwts}
         for tok in self.tokens:
@@ -74,9 +78,9 @@ class Sentence:
                 continue
             if tok.id in starts:
                 skip_to, surface = starts[tok.id]
-                out.append(surface)
+                out.append((surface, tok))
             else:
-                out.append(tok.form)
+                out.append((tok.form, tok))
         return out
 
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from xling.config import TATOEBA_CODES
 from xling.errors import InputError
 from xling.taskdata.textio import numbered_lines
-
-# Paper codes -> the ISO 639-3 codes in Tatoeba file names.
-TATOEBA_CODES = {"fr": "fra", "de": "deu", "ru": "rus", "zh": "cmn"}
 
 
 def tatoeba_files(root: str | Path, lang: str) -> tuple[Path, Path]:

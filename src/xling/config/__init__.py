@@ -3,7 +3,8 @@
 The config is data (config/config.yaml, overridden by e.g. config/demo.yaml); this module fills in
 the schema's defaults (the one place they live), turns schema violations into one-line messages
 that name the key and the allowed values, and offers the derived views the rules need (grid cells,
-pair languages, job lists).
+pair languages, job lists); Liu et al.'s section has its own module, ``xling.config.liu2020``. The
+stages read the config; the config imports none of them.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ import itertools
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import jsonschema
 import yaml
 
+from xling.config import liu2020
 from xling.errors import ConfigError
-from xling.liu import study
 
 # The checkout the package runs from (tests, benchmarks and the documentation's commands use it).
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def load_yaml(path: str | Path) -> dict:
@@ -135,83 +136,109 @@ def validate(cfg: dict) -> None:
 
 
 def _cross_check(cfg: dict) -> Iterable[str]:
-    langs = cfg["languages"]
-    if cfg["source_language"] not in langs:
-        yield f"config key 'source_language': {cfg['source_language']!r} is not in languages ({', '.join(langs)})"
+    """What the schema cannot say: references between sections, one line each."""
+    yield from _language_problems(cfg)
+    yield from _model_problems(cfg)
+    yield from _analysis_problems(cfg)
+    yield from liu2020.problems(cfg)
+
+
+def _language_problems(cfg: dict) -> Iterable[str]:
+    langs, src = cfg["languages"], cfg["source_language"]
+    if src not in langs:
+        yield f"config key 'source_language': {src!r} is not in languages ({', '.join(langs)})"
     for pair in cfg["pairs"]:
         for lang in pair.split("-"):
             if lang not in langs:
                 yield f"config key 'pairs': language {lang!r} of pair {pair!r} is not in languages ({', '.join(langs)})"
-        if pair.split("-")[0] != cfg["source_language"]:
-            yield f"config key 'pairs': pair {pair!r} must start with the source language {cfg['source_language']!r}"
-    for lang in cfg["monolingual"]["languages"]:
+        if pair.split("-")[0] != src:
+            yield f"config key 'pairs': pair {pair!r} must start with the source language {src!r}"
+    mono = cfg["monolingual"]["languages"]
+    for lang in mono:
         if lang not in langs:
             yield f"config key 'monolingual.languages': {lang!r} is not in languages ({', '.join(langs)})"
+    if mono and src not in mono:
+        yield (f"config key 'monolingual.languages': the Section 5 analyses compare every model with the "
+               f"source language's, so {src!r} must be among them")
     if cfg["monolingual"]["en_prime_seed"] == pretrain_seed(cfg):
         yield (f"config key 'monolingual.en_prime_seed': {cfg['monolingual']['en_prime_seed']} is the seed of "
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
-    yield from _random_encoder_seed_problems(cfg)
-    n_layers = cfg["model"]["layers"]
+
+
+def _model_problems(cfg: dict) -> Iterable[str]:
+    model, pretrain = cfg["model"], cfg["pretrain"]
     for name, s in cfg["settings"].items():
-        if s["separate"].get("positions") and not s["separate"]["embeddings"]:
-            yield (f"config key 'settings.{name}.separate.positions': separate positional embeddings "
-                   f"need separate token embeddings (separate.embeddings: true)")
-        if s["separate"]["layers"] >= n_layers:
-            yield (f"config key 'settings.{name}.separate.layers': {s['separate']['layers']} separate "
-                   f"layers leaves no shared layer of model.layers={n_layers}")
-    window = cfg["pretrain"].get("sentence_window")
-    if window is not None:
-        if cfg["pretrain"]["sample_break_mode"] != "eos":
-            yield ("config key 'pretrain.sentence_window': windows cut sentences, so they need "
-                   "pretrain.sample_break_mode: eos")
-        if window > cfg["model"]["tokens_per_sample"]:
-            yield (f"config key 'pretrain.sentence_window': {window} exceeds "
-                   f"model.tokens_per_sample={cfg['model']['tokens_per_sample']}")
-    if cfg["model"]["dim"] % cfg["model"]["heads"]:
-        yield f"config key 'model.heads': {cfg['model']['heads']} does not divide model.dim={cfg['model']['dim']}"
+        yield from separation_problems(s["separate"], model["layers"], f"settings.{name}.separate")
     if "default" not in cfg["settings"]:
         yield "config key 'settings': a 'default' row is required (Table 1's Delta is relative to it)"
-    a = cfg["analysis"]
-    for name in a.get("shared_space", {}).get("settings", []):
-        if name not in cfg["settings"]:
-            yield (f"config key 'analysis.shared_space.settings': {name!r} is not a row of "
-                   f"settings ({', '.join(cfg['settings'])})")
-    if a["bilingual_setting"] is not None and a["bilingual_setting"] not in cfg["settings"]:
-        yield (f"config key 'analysis.bilingual_setting': {a['bilingual_setting']!r} is not a row of "
-               f"settings ({', '.join(cfg['settings'])})")
-    if a["en_paraphrase"] is not None and a["en_paraphrase"] not in cfg["downloads"]:
+    window = pretrain.get("sentence_window")
+    if window is not None and pretrain["sample_break_mode"] != "eos":
+        yield ("config key 'pretrain.sentence_window': windows cut sentences, so they need "
+               "pretrain.sample_break_mode: eos")
+    if window is not None and window > model["tokens_per_sample"]:
+        yield (f"config key 'pretrain.sentence_window': {window} exceeds "
+               f"model.tokens_per_sample={model['tokens_per_sample']}")
+    if model["dim"] % model["heads"]:
+        yield f"config key 'model.heads': {model['heads']} does not divide model.dim={model['dim']}"
+
+
+def _analysis_problems(cfg: dict) -> Iterable[str]:
+    a, rows, downloads = cfg["analysis"], cfg["settings"], cfg["downloads"]
+    yield from _random_encoder_seed_problems(cfg)
+    for key, names in (("shared_space.settings", a.get("shared_space", {}).get("settings", [])),
+                       ("bilingual_setting", [a["bilingual_setting"]]), ("prime_setting", [a.get("prime_setting")])):
+        for name in names:
+            if name is not None and name not in rows:
+                yield f"config key 'analysis.{key}': {name!r} is not a row of settings ({', '.join(rows)})"
+    if a["en_paraphrase"] is not None and a["en_paraphrase"] not in downloads:
         yield f"config key 'analysis.en_paraphrase': {a['en_paraphrase']!r} is not a key of downloads"
-    if a.get("prime_setting") is not None and a["prime_setting"] not in cfg["settings"]:
-        yield (f"config key 'analysis.prime_setting': {a['prime_setting']!r} is not a row of settings "
-               f"({', '.join(cfg['settings'])})")
     bt = a.get("backtranslation")
-    if bt is not None:
-        if a["en_paraphrase"] is not None:
-            yield ("config key 'analysis.backtranslation': en′ comes either from a ready file "
-                   "(analysis.en_paraphrase) or from back-translation; set the other one to null")
-        for rid in bt["model_files"]:
-            if rid not in cfg["downloads"]:
-                yield f"config key 'analysis.backtranslation.model_files': {rid!r} is not a key of downloads"
-    mono = cfg["monolingual"]["languages"]
-    if mono and cfg["source_language"] not in mono:
-        yield (f"config key 'monolingual.languages': the Section 5 analyses compare every model with the "
-               f"source language's, so {cfg['source_language']!r} must be among them")
+    if bt is not None and a["en_paraphrase"] is not None:
+        yield ("config key 'analysis.backtranslation': en′ comes either from a ready file "
+               "(analysis.en_paraphrase) or from back-translation; set the other one to null")
+    for rid in bt["model_files"] if bt is not None else []:
+        if rid not in downloads:
+            yield f"config key 'analysis.backtranslation.model_files': {rid!r} is not a key of downloads"
     needed = ["xnli_15way"] if analysis_targets(cfg) else []
-    for lang in analysis_targets(cfg):
-        if not is_prime(lang):
-            needed += tatoeba_ids(lang)
-    for rid in needed:
-        if rid not in cfg["downloads"]:
-            yield f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
-    yield from study.problems(cfg)
-    t = a["transfer"]
+    needed += [rid for lang in analysis_targets(cfg) if not is_prime(lang) for rid in tatoeba_ids(lang)]
+    yield from (f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
+                for rid in needed if rid not in downloads)
     if figure5_pairs(cfg):
-        too_deep = [i for i in t["layers"] if i > cfg["model"]["layers"]]
+        too_deep = [i for i in a["transfer"]["layers"] if i > cfg["model"]["layers"]]
         if too_deep:
             yield (f"config key 'analysis.transfer.layers': {too_deep} exceed model.layers="
                    f"{cfg['model']['layers']} (layer 0 is the embeddings)")
-        if "fast_align_src" not in cfg["downloads"]:
+        if "fast_align_src" not in downloads:
             yield "config key 'downloads': Figure 5's word alignment needs an entry 'fast_align_src'"
+
+
+def separation_problems(separate: Mapping, layers: int, where: str = "separate") -> list[str]:
+    """What is wrong with a row's ``separate:`` (at config key ``where``) for a model of ``layers``
+    layers: separate positions need separate token embeddings, and one layer at least is shared."""
+    out = []
+    if separate.get("positions") and not separate["embeddings"]:
+        out.append(f"config key '{where}.positions': separate positional embeddings need separate token "
+                   f"embeddings (separate.embeddings: true)")
+    if not 0 <= separate["layers"] < layers:
+        out.append(f"config key '{where}.layers': {separate['layers']} separate layers leaves no shared layer "
+                   f"of model.layers={layers}")
+    return out
+
+
+@functools.cache
+def _section_validator(name: str) -> jsonschema.Draft7Validator:
+    root = schema()
+    section = dict(_resolve(root, root["properties"][name]), required=[], additionalProperties=True)
+    return jsonschema.Draft7Validator({"type": "object", "properties": {name: section},
+                                       "definitions": root["definitions"]})
+
+
+def section_problems(name: str, section: Mapping) -> list[str]:
+    """What is wrong with the values of a job's own copy of the top-level section ``name`` (the
+    ``pretrain:`` a rule tracks, Liu et al.'s ``model:``), by the schema: keys it leaves out, and
+    keys the schema does not know, are not errors here."""
+    errors = _section_validator(name).iter_errors({name: dict(section)})
+    return [_describe(e) for e in sorted(errors, key=lambda e: list(map(str, e.absolute_path)))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -394,9 +421,11 @@ def analysis_targets(cfg: dict) -> list[str]:
     return out
 
 
+# Paper codes -> the ISO 639-3 codes in Tatoeba file names (and in their download ids).
+TATOEBA_CODES = {"fr": "fra", "de": "deu", "ru": "rus", "zh": "cmn"}
+
+
 def tatoeba_ids(lang: str) -> tuple[str, str]:
     """Download ids of the Tatoeba (foreign, English) files for a paper language code."""
-    from xling.taskdata.parallel import TATOEBA_CODES
-
     code = TATOEBA_CODES.get(lang, lang)
     return f"tatoeba_{code}", f"tatoeba_{code}_eng"

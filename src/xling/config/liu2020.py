@@ -1,7 +1,7 @@
 """Liu et al. 2020 as the config describes it (``liu2020:``): the study's languages, sizes and
 context windows, its model and pretraining sections over the pipeline's, the XNLI cell, and the
 cross-field checks of the section (called by :func:`xling.config.validate`). Pure functions of
-the validated config; nothing here imports the rest of the package."""
+the validated config, below :mod:`xling.config`: nothing here imports the rest of the package."""
 
 from __future__ import annotations
 
