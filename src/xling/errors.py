@@ -23,3 +23,11 @@ class InputError(ValueError):
 
 class ConfigError(ValueError):
     """Invalid configuration (raised before any job runs)."""
+
+
+def stop_planning(err: Exception | str) -> SystemExit:
+    """What the workflow raises for a bad config or bundle while Snakemake reads it: the
+    ``snakemake`` command then prints ``Error: <message>`` alone and exits with status 1.
+    Snakemake prints any exception raised while it reads the Snakefile with the workflow file's
+    line as a traceback, which names our code instead of the user's file."""
+    return SystemExit(f"Error: {err}")
