@@ -84,7 +84,8 @@ def test_the_licensed_data_notice_names_the_directory_and_says_each_reason_once(
     assert why.startswith("its data (levow) need the licensed corpora levow_zh, conll2003_en. ")
     # a directory given but incomplete: named, with what it lacks and where the files go
     levow = tmp_path / "levow"
-    assert f"levow_zh: {levow} (licensed.levow_zh.path) lacks test.txt. Get Levow from SIGHAN. Put them in {levow}." in why
+    assert (f"levow_zh: {levow} (licensed.levow_zh.path) lacks test.txt. Get Levow from SIGHAN. "
+            f"Put them in {levow}.") in why
     # no directory yet: what to set
     assert ("conll2003_en: licensed.conll2003_en.path is not set. Get CoNLL-2003 from clips. Put eng.train, "
             "eng.testa in a directory and set licensed.conll2003_en.path to it.") in why
