@@ -65,7 +65,8 @@ def describe(name: str, config: Mapping, files: Iterable[str] = ()) -> tuple[str
                              f"{run}/report/rows/{m.group(1)}.md")
     if m := re.fullmatch(r"table1_pair_([a-z]+)_([a-z]+)", name):
         pair = f"{m.group(1)}-{m.group(2)}"
-        return "ablations", f"Table 1's columns of {pair}: every row's model and fine-tuning, {run}/report/pairs/{pair}.md"
+        return "ablations", (f"Table 1's columns of {pair}: every row's model and fine-tuning, "
+                             f"{run}/report/pairs/{pair}.md")
     if m := re.fullmatch(r"wu2020_figure(\w+)", name):
         what = FIGURES.get(m.group(1), "")
         return "ablations", f"Figure {m.group(1)} alone: {what}, {run}/report/figures/"
@@ -121,18 +122,17 @@ def list_targets(configfiles: list[Path], snakefile: Path, workdir: Path,
     """Every rule without wildcards of the workflow under ``configfiles``, described, with its
     job counts in ``workdir`` (one DAG of all of them); and the workflow's resolved config."""
     from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import (ConfigSettings, DAGSettings, OutputSettings, ResourceSettings,
-                                          StorageSettings)
+    from snakemake.settings import types
 
-    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
-        wapi = api.workflow(resource_settings=ResourceSettings(cores=1),
-                            config_settings=ConfigSettings(configfiles=configfiles),
-                            storage_settings=StorageSettings(), snakefile=snakefile, workdir=workdir)
+    with SnakemakeApi(types.OutputSettings(quiet={"all"})) as api:
+        wapi = api.workflow(resource_settings=types.ResourceSettings(cores=1),
+                            config_settings=types.ConfigSettings(configfiles=configfiles),
+                            storage_settings=types.StorageSettings(), snakefile=snakefile, workdir=workdir)
         workflow = wapi._workflow  # the parsed workflow (what --list-target-rules lists)
         rules = {r.name: r for r in workflow.rules if not r.has_wildcards()}
         counts = {}
         if count:
-            dag_api = wapi.dag(DAGSettings(targets=set(rules)))
+            dag_api = wapi.dag(types.DAGSettings(targets=set(rules)))
             with contextlib.redirect_stdout(io.StringIO()):
                 dag_api.printd3dag()  # builds the DAG of every target (its JSON is not needed)
             counts = plan_counts(list(rules), workflow.dag)
