@@ -269,3 +269,17 @@ def test_workflow_script(model, tmp_path):
     summary = json.loads((tmp_path / "export.log").read_text().splitlines()[-1])
     assert summary["rule"] == "export_hf" and summary["format"] == KINDS[model[0]][1] and summary["layers"] == 3
     assert AutoTokenizer.from_pretrained(out).convert_tokens_to_ids("<mask>") == summary["vocab_size"] - 1
+
+
+def test_subword_nmt_pieces_and_codes_in_xlms_convention(tmp_path):
+    """subword-nmt marks a continued piece (ab@@), XLM a word's last one (cd</w>); its codes keep a
+    repeated pair's first rank, which XLM's merges.txt then holds once."""
+    from xling.export.huggingface import xlm_merges, xlm_piece
+
+    assert [xlm_piece(s) for s in ("ab@@", "cd", "<s>", "<mask>", "@@")] == ["ab", "cd</w>", "<s>", "<mask>", ""]
+    codes = tmp_path / "codes"
+    codes.write_text("#version: 0.2\na b\nc d</w>\na  b\n\n")
+    assert xlm_merges(codes) == ["a b", "c d</w>"]
+    codes.write_text("a b\n")  # version 0.1: a separate </w>
+    with pytest.raises(InputError, match="codes:1: expected '#version: 0.2'"):
+        xlm_merges(codes)

@@ -280,12 +280,11 @@ def xlm_merges(codes: Path) -> list[str]:
     """subword-nmt's codes as XLM's merges: without the version line, each pair once at its first
     rank (subword-nmt keeps the first of a repeated pair, XLM's tokenizer the last)."""
     lines = Path(codes).read_text(encoding="utf-8").splitlines()
-    if lines and lines[0].startswith("#version"):
-        if lines[0].split()[-1] != "0.2":
-            raise InputError(codes, 1, "subword-nmt codes of version 0.2 (the last character carries </w>)",
-                             lines[0])
-        lines = lines[1:]
-    return list(dict.fromkeys(" ".join(line.split()) for line in lines if line.strip()))
+    if not lines or lines[0].split() != ["#version:", "0.2"]:
+        # version 0.1 (no such line) ends a word with a separate </w>, which XLM's BPE does not
+        raise InputError(codes, 1, "'#version: 0.2' (subword-nmt codes whose last character carries </w>)",
+                         lines[0] if lines else "an empty file")
+    return list(dict.fromkeys(" ".join(line.split()) for line in lines[1:] if line.strip()))
 
 
 def raw_text_tokenizer(dictionary, codes: Path, languages: list[str], tokenize: Mapping[str, Mapping[str, Any]],
