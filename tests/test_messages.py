@@ -37,6 +37,7 @@ def test_a_bad_config_is_one_message_naming_the_keys(tmp_path):
     out = assert_one_message(snakemake(tmp_path, "--configfile", str(bad), "--", "all"))
     assert "Error: invalid configuration:" in out
     assert "config key 'settings.default.bpe': 'jiont' is not allowed" in out and "unknown key(s) 'layer'" in out
+    assert f"config files, merged in this order: {REPO / 'config' / 'config.yaml'}, {bad}" in out
     assert not (tmp_path / "results").exists()
 
 

@@ -28,7 +28,9 @@ try:
     check_pretrain_runtime(config)
     BUNDLE = check_bundle(config["bundle"], config) if config["bundle"] else None
 except (ConfigError, InputError) as err:
-    raise stop_planning(err) from None
+    # the Snakefile's configfile is merged first, then those given with --configfile
+    cli = list(workflow.overwrite_configfiles)
+    raise stop_planning(err, [*workflow.configfiles[len(cli) :], *cli]) from None
 
 R = f"results/{config['run_name']}"
 LOGS = f"logs/{config['run_name']}"
