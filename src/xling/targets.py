@@ -167,7 +167,7 @@ def format_targets(targets: list[Target], steps: bool = False) -> str:
         chosen.sort(key=(lambda t: papers.index(t.name)) if key == "papers" else _order)
         lines.append(f"\n{title}:")
         for t in chosen:
-            jobs = "" if t.jobs is None else (f"{t.jobs:>5} jobs" if t.jobs else "  done   ")
+            jobs = "" if t.jobs is None else (f"{t.jobs:>5} jobs" if t.jobs else f"{'done':>10}")
             lines.append(f"  {t.name:<{width}} {jobs}  {t.what}")
     return "\n".join(lines).lstrip("\n") + "\n"
 
