@@ -84,8 +84,7 @@ def test_the_blocks_left_out_are_few_and_each_says_why():
 
 @pytest.fixture(scope="module")
 def mirror(tmp_path_factory) -> Path:
-    """A directory that is the checkout (every top-level entry linked) without its results, and a
-    `snakemake` on PATH that dry-runs."""
+    """A directory that is the checkout (every top-level entry linked) without its results."""
     root = tmp_path_factory.mktemp("checkout")
     for entry in REPO.iterdir():
         if entry.name not in {"results", "logs", "benchmarks", ".snakemake", ".git", ".venv", ".pytest_cache"}:
@@ -94,6 +93,7 @@ def mirror(tmp_path_factory) -> Path:
 
 
 def shim(directory: Path, dry: bool) -> Path:
+    """A directory whose `snakemake` is this Python's, dry-running when ``dry``."""
     directory.mkdir(parents=True, exist_ok=True)
     exe = directory / "snakemake"
     exe.write_text(f"#!/bin/sh\nexec {sys.executable} -m snakemake {'-n ' if dry else ''}\"$@\"\n")
