@@ -21,7 +21,7 @@ endif
 # wheelhouse: PY names the target Python's version (`make wheelhouse PY=3.12`); default the venv's
 WHEELHOUSE_PY = $(if $(findstring /,$(PY)),,--python $(PY))
 
-.PHONY: venv demo demo-full demo-liu bundle report-from-bundle test test-fast test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
+.PHONY: venv demo demo-full demo-liu bundle report-from-bundle targets test test-fast test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -48,6 +48,12 @@ BUNDLE ?= results-published/demo/bundle.tar.gz
 report-from-bundle: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile $(BUNDLE:.tar.gz=.config.yaml) --config bundle=$(BUNDLE) \
 		--cores $(CORES) report
+
+# Every named target of the paper config, or of CONFIGFILE's overlays on it (`make targets
+# CONFIGFILE=config/demo.yaml`): what it builds and the jobs `snakemake -n <target>` plans here
+CONFIGFILE ?=
+targets: venv
+	$(PY) -m xling.targets $(if $(CONFIGFILE),--configfile $(CONFIGFILE))
 
 test: venv
 	$(PY) -m pytest -q

@@ -97,8 +97,19 @@ def test_a_bundle_of_another_config_is_refused_with_the_keys_that_differ(run):
     tmp, files = run
     write_bundle(files, "bundle.tar.gz", CFG, tmp)
     other = {**CFG, "model": {"dim": 16, "layers": 2}}
-    with pytest.raises(InputError, match="another config: keys model differ"):
+    with pytest.raises(InputError, match="another config: keys model differ") as err:
         check_bundle(tmp / "bundle.tar.gz", other)
+    # the file to pass: the config written beside the archive, else the one inside it
+    assert "tar -xzf" in str(err.value) and "bundle/config.yaml" in str(err.value)
+    (tmp / "bundle.config.yaml").write_text("run_name: t\n")
+    with pytest.raises(InputError) as err:
+        check_bundle(tmp / "bundle.tar.gz", other)
+    assert str(err.value).endswith(f"Pass the config shipped beside it: --configfile {tmp / 'bundle.config.yaml'}")
+    # every key that differs, however many, and not cut short
+    many = {**CFG, **{f"key_{i:02d}_with_a_long_name": i for i in range(12)}}
+    with pytest.raises(InputError) as err:
+        check_bundle(tmp / "bundle.tar.gz", many)
+    assert all(f"key_{i:02d}_with_a_long_name" in str(err.value) for i in range(12)) and "..." not in str(err.value)
     # the archive's own name in the config is not part of what must match
     assert check_bundle(tmp / "bundle.tar.gz", {**CFG, "bundle": "elsewhere.tar.gz"}).files == sorted(files)
 

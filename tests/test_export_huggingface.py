@@ -1,7 +1,8 @@
 """Export to transformers: the exported model (XLMWithLMHeadModel for XLM's head, BertForMaskedLM
 for BERT's) gives our encoder's hidden states and MLM logits in each language (its language
-embeddings through ``langs`` or ``token_type_ids``), its tokenizer our ids for the pretraining
-text, and models with per-language parts are refused without leaving an output behind."""
+embeddings through ``langs`` or ``token_type_ids``), its tokenizer turns raw text into the ids of
+our own tokenisation (xling.export.Pretokenizer: Moses or the segmenter, then subword-nmt's BPE),
+and models with per-language parts are refused without leaving an output behind."""
 
 from __future__ import annotations
 
@@ -99,9 +100,9 @@ def test_hidden_states_and_logits_equal_ours(model, exported, lang):
     ckpt, _, dict_txt = model[1]
     ours = load_encoder(ckpt, dict_txt)
     hf = AutoModelForMaskedLM.from_pretrained(out).eval()
-    tokenizer = AutoTokenizer.from_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(out, trust_remote_code=True)
     raw = sentences(random.Random(7), lang, 6) + [f"{lang}cat unseenword {lang}dog"]
-    batch = tokenizer(Pretokenizer(out, lang)(raw), padding=True, return_tensors="pt")
+    batch = tokenizer(raw, lang=lang, padding=True, return_tensors="pt")
     assert set(batch) == {"input_ids", "attention_mask"}  # the language is the caller's to give
     batch.update(language_inputs(info, lang, batch["input_ids"]))
     mask = batch["attention_mask"].bool()
@@ -138,24 +139,96 @@ def test_a_checkpoint_of_older_code_exports_alike(tmp_path):
     torch.testing.assert_close(theirs, logits, rtol=1e-5, atol=1e-4)
 
 
-def test_tokenizer_ids_are_those_of_the_pretraining_text(model, exported):
-    """Raw text through the export's pre-tokeniser and tokenizer gives the ids fairseq gave the
-    BPE text the model was trained on, with <s> and </s> as fine-tuning adds them."""
+def our_ids(d, out: Path, lang: str, raw: list[str]) -> list[list[int]]:
+    """What pretraining and fine-tuning make of raw text: xling's tokenisation (Pretokenizer),
+    the dictionary's ids, <s> ... </s>."""
+    return [[d.bos(), *(d.index(t) for t in line.split()), d.eos()] for line in Pretokenizer(out, lang)(raw)]
+
+
+# raw text that Moses cuts differently per language: French elisions, quotes at the end of a line
+# (normalised as XLM's perl script sees a line), and characters the BPE never saw
+MOSES_LINES = {lang: [f"{lang}cat n'{lang}dog l'{lang}fish , {lang}bird.", f'« {lang}cat » {lang}eats "{lang}dog."',
+                      f"{lang}dog's {lang}red  {lang}big\u00a0: {lang}cat ; {lang}fish?", "Zoë (42) — ½ !"]
+               for lang in LANGS}
+
+
+@pytest.mark.parametrize("model", ["xlm"], indirect=True)  # one model kind: the tokenizer does not depend on it
+def test_tokenizer_turns_raw_text_into_the_ids_of_pretraining(model, exported):
+    """Raw text through the export's tokenizer (trust_remote_code: each language's Moses rules)
+    gives the ids of our tokenisation, on the pretraining text and on lines Moses cuts per
+    language, with <s> and </s> as fine-tuning adds them; transformers' own XLMTokenizer, which
+    the same files give without trust_remote_code, does for English."""
     from fairseq.data import Dictionary
 
-    out, _ = exported
+    out, record = exported
     _, bpe, dict_txt = model[1]
     d = Dictionary.load(str(dict_txt))
-    tokenizer = AutoTokenizer.from_pretrained(out)
+    assert record["tokenizer"]["input"] == "raw text" and record["tokenizer"]["why"] is None
+    tokenizer = AutoTokenizer.from_pretrained(out, trust_remote_code=True)
+    stock = AutoTokenizer.from_pretrained(out)
+    assert type(tokenizer).__name__ == "XlingTokenizer" and type(stock).__name__ == "XLMTokenizer"
     for lang in LANGS:
         raw = (bpe.parent.parent / "text" / f"{lang}.train.txt").read_text(encoding="utf-8").splitlines()[:50]
         trained = (bpe.parent / f"{lang}.train.bpe").read_text(encoding="utf-8").splitlines()[:50]
         assert Pretokenizer(out, lang)(raw) == trained
-        for line, ids in zip(trained, tokenizer(trained)["input_ids"]):
-            assert ids == [d.bos(), *(d.index(t) for t in line.split()), d.eos()]
-    a, b = trained[:2]
-    pair = tokenizer(a, b)["input_ids"]
-    assert pair == [d.bos(), *map(d.index, a.split()), d.eos(), *map(d.index, b.split()), d.eos()]
+        lines = raw + MOSES_LINES[lang]
+        assert tokenizer(lines, lang=lang)["input_ids"] == our_ids(d, out, lang, lines)
+    assert tokenizer(MOSES_LINES["en"])["input_ids"] == our_ids(d, out, "en", MOSES_LINES["en"])  # the default
+    assert stock(MOSES_LINES["en"])["input_ids"] == our_ids(d, out, "en", MOSES_LINES["en"])
+    # XLMTokenizer cuts French with English's rules: n'frdog as n 'frdog, not n' frdog
+    line = MOSES_LINES["fr"][0]
+    assert "".join(tokenizer.tokenize(line, lang="fr")).split("</w>")[1:3] == ["n'", "frdog"]
+    assert "".join(stock.tokenize(line)).split("</w>")[1:3] == ["n", "'frdog"]
+    assert d.unk() in our_ids(d, out, "en", ["Zoë"])[0]
+    a, b = MOSES_LINES["fr"][:2]
+    [ida], [idb] = our_ids(d, out, "fr", [a]), our_ids(d, out, "fr", [b])
+    assert tokenizer(a, b, lang="fr")["input_ids"] == ida + idb[1:]  # <s> a </s> b </s>
+    with pytest.raises(ValueError, match="'de' is not one of the model's: en, fr"):
+        tokenizer("x", lang="de")
+
+
+@pytest.mark.parametrize("model", ["xlm"], indirect=True)  # one model kind: the tokenizer does not depend on it
+def test_a_segmented_language_reads_its_segmenters_words(model, tmp_path):
+    """A language segmented before BPE (here fr, as if it were Chinese with jieba): the tokenizer
+    takes its text as the segmenter returned it and normalises it as pretraining did after it."""
+    from fairseq.data import Dictionary
+
+    from xling.preprocess.segment import segmenter
+
+    ckpt, _, dict_txt = model[1]
+    tokenize = {**TOKENIZE, "fr": {**TOKENIZE["fr"], "moses_lang": "zh", "segmenter": "jieba"}}
+    out = tmp_path / "hf"
+    record = export_model(ckpt, dict_txt, model[1][1], out, tokenize=tokenize)
+    assert "segmented with jieba" in record["tokenizer"]["languages"]["fr"]
+    raw = ["frcat frdog，frfish。", "frbird「frcat」 eats  frred\u200b？"] + sentences(random.Random(2), "fr", 20)
+    jieba = segmenter("jieba")
+    segmented = [" ".join(jieba(" ".join(line.split()))) for line in raw]
+    tokenizer = AutoTokenizer.from_pretrained(out, trust_remote_code=True)
+    d = Dictionary.load(str(dict_txt))
+    assert tokenizer(segmented, lang="fr")["input_ids"] == our_ids(d, out, "fr", raw)
+
+
+@pytest.mark.parametrize("model", ["xlm"], indirect=True)  # one model kind: the tokenizer does not depend on it
+def test_a_bpe_per_language_keeps_the_tokenizer_of_pretokenised_text(model, tmp_path):
+    """No anchors and Default anchors segment each language with its own codes, which one BPE model
+    cannot: their tokenizer reads Pretokenizer's output, and the export record says so."""
+    from xling.bpe.build import build_bpe
+
+    ckpt, bpe, dict_txt = model[1]
+    texts = {lang: {s: bpe.parent.parent / "text" / f"{lang}.{s}.txt" for s in ("train", "valid", "test")}
+             for lang in LANGS}
+    build_bpe(tmp_path / "bpe", "per_language", 15, texts)
+    out = tmp_path / "hf"
+    record = export_model(ckpt, dict_txt, tmp_path / "bpe" / "bpe.json", out, tokenize=TOKENIZE)
+    assert record["tokenizer"]["input"] == "pre-tokenised text" and "per_language" in record["tokenizer"]["why"]
+    assert json.loads((out / "xling_export.json").read_text())["tokenizer"] == record["tokenizer"]
+    assert not (out / "tokenization_xling.py").exists()
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    pieces = Pretokenizer(out, "fr")(["frcat frdog"])
+    from fairseq.data import Dictionary
+
+    d = Dictionary.load(str(dict_txt))
+    assert tokenizer(pieces)["input_ids"] == [[d.bos(), *map(d.index, pieces[0].split()), d.eos()]]
     assert tokenizer("never@@ seen")["input_ids"][1:3] == [d.unk(), d.unk()]
 
 
@@ -196,3 +269,17 @@ def test_workflow_script(model, tmp_path):
     summary = json.loads((tmp_path / "export.log").read_text().splitlines()[-1])
     assert summary["rule"] == "export_hf" and summary["format"] == KINDS[model[0]][1] and summary["layers"] == 3
     assert AutoTokenizer.from_pretrained(out).convert_tokens_to_ids("<mask>") == summary["vocab_size"] - 1
+
+
+def test_subword_nmt_pieces_and_codes_in_xlms_convention(tmp_path):
+    """subword-nmt marks a continued piece (ab@@), XLM a word's last one (cd</w>); its codes keep a
+    repeated pair's first rank, which XLM's merges.txt then holds once."""
+    from xling.export.huggingface import xlm_merges, xlm_piece
+
+    assert [xlm_piece(s) for s in ("ab@@", "cd", "<s>", "<mask>", "@@")] == ["ab", "cd</w>", "<s>", "<mask>", ""]
+    codes = tmp_path / "codes"
+    codes.write_text("#version: 0.2\na b\nc d</w>\na  b\n\n")
+    assert xlm_merges(codes) == ["a b", "c d</w>"]
+    codes.write_text("a b\n")  # version 0.1: a separate </w>
+    with pytest.raises(InputError, match="codes:1: expected '#version: 0.2'"):
+        xlm_merges(codes)

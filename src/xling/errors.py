@@ -23,3 +23,14 @@ class InputError(ValueError):
 
 class ConfigError(ValueError):
     """Invalid configuration (raised before any job runs)."""
+
+
+def stop_planning(err: Exception | str, configfiles=()) -> SystemExit:
+    """What the workflow raises for a bad config or bundle while Snakemake reads it: the
+    ``snakemake`` command then prints ``Error: <message>`` alone and exits with status 1.
+    Snakemake prints any exception raised while it reads the Snakefile with the workflow file's
+    line as a traceback, which names our code instead of the user's file. A config error names
+    ``configfiles``, the files its keys came from, in the order they were merged."""
+    files = f"\n  config files, merged in this order: {', '.join(map(str, configfiles))}" \
+        if configfiles and isinstance(err, ConfigError) else ""
+    return SystemExit(f"Error: {err}{files}")

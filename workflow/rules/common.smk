@@ -16,7 +16,7 @@ from xling import config as xcfg  # noqa: E402
 from xling.bpe import canonical_setting  # noqa: E402
 from xling.cluster.budget import check_pretrain_runtime  # noqa: E402
 from xling.cluster.resources import rule_resources, rule_threads  # noqa: E402
-from xling.errors import ConfigError, InputError  # noqa: E402
+from xling.errors import ConfigError, InputError, stop_planning  # noqa: E402
 from xling.preprocess.plan import uses_stanford  # noqa: E402
 from xling.preprocess.tokenize import TokenizeSettings  # noqa: E402
 from xling.report.bundle import check_bundle  # noqa: E402
@@ -28,7 +28,9 @@ try:
     check_pretrain_runtime(config)
     BUNDLE = check_bundle(config["bundle"], config) if config["bundle"] else None
 except (ConfigError, InputError) as err:
-    raise WorkflowError(str(err)) from None
+    # the Snakefile's configfile is merged first, then those given with --configfile
+    cli = list(workflow.overwrite_configfiles)
+    raise stop_planning(err, [*workflow.configfiles[len(cli) :], *cli]) from None
 
 R = f"results/{config['run_name']}"
 LOGS = f"logs/{config['run_name']}"

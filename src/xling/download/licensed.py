@@ -48,44 +48,44 @@ def _under(path: Path, root: Path | None) -> bool:
         return False
 
 
+def _problem(corpus: str, entry: Mapping | None, root: Path | None) -> str | None:
+    """What keeps one licensed corpus from being used, and what to do: None when it is in place
+    (or inside ``root``, a directory the workflow fills itself). Names the directory to use."""
+    if entry is None:
+        return f"the config has no licensed.{corpus} entry"
+    how = str(entry.get("how", "")).strip()
+    how = f" {how}" if how else ""
+    files = list(entry.get("files", []))
+    path = entry.get("path")
+    if not path:
+        return (f"licensed.{corpus}.path is not set.{how} Put {', '.join(files)} in a directory and set "
+                f"licensed.{corpus}.path to it.")
+    d = Path(path)
+    if _under(d, root):
+        return None
+    if not d.is_dir():
+        return f"licensed.{corpus}.path = {d} is not a directory.{how} Put {', '.join(files)} in {d}."
+    missing = [f for f in files if not (d / f).is_file()]
+    if missing:
+        return f"{d} (licensed.{corpus}.path) lacks {', '.join(missing)}.{how} Put them in {d}."
+    return None
+
+
 def licensed_problems(
     licensed: Mapping, needed: Mapping[str, Iterable[str]], generated_under: str | Path | None = None
 ) -> list[str]:
-    """One message per needed corpus that is not usable: what is missing, where to get it, where to put it.
+    """One message per needed corpus that is not usable: why it is needed, what is missing,
+    where to get it and which directory to put it in.
 
     ``generated_under``: a directory the workflow itself fills (the demo's testbed); a corpus path
     inside it is not checked on disk at planning time, since it does not exist yet."""
     root = None if generated_under is None else Path(generated_under)
     problems = []
     for corpus, reasons in needed.items():
-        why = "; ".join(reasons) or "needed"
-        entry = licensed.get(corpus)
-        if entry is None:
-            problems.append(f"licensed corpus {corpus!r} is needed ({why}) but the config has no "
-                            f"licensed.{corpus} entry")
-            continue
-        how = entry.get("how", "")
-        files = list(entry.get("files", []))
-        path = entry.get("path")
-        if not path:
-            problems.append(
-                f"licensed corpus {corpus!r} is needed ({why}) but licensed.{corpus}.path is not set. "
-                f"{how} Then set licensed.{corpus}.path to that directory (needs: {', '.join(files)})."
-            )
-            continue
-        d = Path(path)
-        if _under(d, root):
-            continue
-        if not d.is_dir():
-            problems.append(
-                f"licensed corpus {corpus!r} ({why}): licensed.{corpus}.path = {d} is not a directory. {how}"
-            )
-            continue
-        missing = [f for f in files if not (d / f).is_file()]
-        if missing:
-            problems.append(
-                f"licensed corpus {corpus!r} ({why}): {d} lacks {', '.join(missing)}. {how}"
-            )
+        problem = _problem(corpus, licensed.get(corpus), root)
+        if problem:
+            why = "; ".join(reasons) or "needed"
+            problems.append(f"licensed corpus {corpus!r} ({why}): {problem}")
     return problems
 
 
@@ -101,12 +101,15 @@ def unavailable_ner_targets(config: Mapping, generated_under: str | Path | None 
     if "ner" not in finetune.get("tasks", []):
         return {}
     datasets = finetune.get("ner", {}).get("datasets", {})
+    root = None if generated_under is None else Path(generated_under)
+    licensed = config.get("licensed", {})
     out = {}
     for pair in config.get("pairs", []):
         _, tgt = pair.split("-", 1)
         dataset = datasets.get(tgt, "wikiann")
-        needed = {corpus: [f"NER for pair {pair} uses {dataset}"] for corpus in DATASET_LICENSED.get(dataset, ())}
-        problems = licensed_problems(config.get("licensed", {}), needed, generated_under)
+        corpora = DATASET_LICENSED.get(dataset, ())
+        problems = [(c, p) for c in corpora if (p := _problem(c, licensed.get(c), root))]
         if problems:
-            out[tgt] = " ".join(problems)
+            out[tgt] = (f"its data ({dataset}) need the licensed corpora {', '.join(corpora)}. "
+                        + " ".join(f"{c}: {p}" for c, p in problems))
     return out

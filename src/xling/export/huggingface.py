@@ -18,13 +18,19 @@ to the XLM model, as ``token_type_ids`` to the BERT model (:func:`language_input
 Without it, XLM's model adds no language embedding and BERT's the first language's (id 0): both
 differ from the pretrained model's states.
 
-Tokenisation: the exported tokenizer maps *pre-tokenised* text (Moses + the model's BPE, pieces
-separated by spaces, ``@@`` on non-final pieces) to ids and adds ``<s> ... </s>`` (pairs:
-``<s> a </s> b </s>``), as fine-tuning does. The pre-tokenisation is xling's own: the export
-carries the BPE codes and each language's tokeniser settings, and :class:`Pretokenizer` applies
-them. The BPE is deliberately not inside the tokenizer file: ``tokenizers``' BPE model needs
-every intermediate merge in its vocabulary, which a dictionary of the pieces seen in the training
-text does not have, and its ``end_of_word_suffix`` convention differs from subword-nmt's ``@@``.
+Tokenisation. A model with one BPE for all its languages (every exportable row but No anchors and
+Default anchors, and the monolingual models) gets a tokenizer of raw text: ``transformers``' XLM
+tokenizer (Moses, then BPE from ``vocab.json``, the dictionary in XLM's ``</w>`` convention, and
+``merges.txt``, the BPE codes), which adds ``<s> ... </s>`` (pairs: ``<s> a </s> b </s>``) as
+fine-tuning does. ``AutoTokenizer.from_pretrained(path, trust_remote_code=True)`` loads the
+export's own subclass (:mod:`xling.export.tokenization_xling`, copied beside the model), which
+applies each language's Moses rules (``tokenizer(texts, lang="fr")``) and takes a segmented
+language's (Chinese) text as its segmenter returned it; without ``trust_remote_code`` the same
+files load as ``XLMTokenizer``, which applies English's rules to every language. A model with a
+BPE per language keeps a tokenizer of pre-tokenised text (pieces separated by spaces, ``@@`` on
+non-final pieces; the dictionary as a word-level vocabulary) with :class:`Pretokenizer` before it:
+one BPE model cannot segment each language with its own codes. ``xling_export.json``'s
+``tokenizer`` says which, and what each language's text must be.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any, Mapping
 
 import torch
 
+from xling.bpe.manifest import SEPARATOR, read_manifest
 from xling.config import data_language
 from xling.errors import InputError
 from xling.io import atomic_dir
@@ -225,9 +232,9 @@ def hf_model(encoder, dictionary, languages: list[str]):
 
 
 def fast_tokenizer(dictionary, max_length: int):
-    """A ``PreTrainedTokenizerFast`` over pre-tokenised text: the pretraining dictionary as a
-    word-level vocabulary (unknown pieces -> ``<unk>``, as fairseq does), ``<s> ... </s>`` around
-    each sequence."""
+    """A ``PreTrainedTokenizerFast`` over pre-tokenised text (a model with a BPE per language): the
+    pretraining dictionary as a word-level vocabulary (unknown pieces -> ``<unk>``, as fairseq
+    does), ``<s> ... </s>`` around each sequence."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
@@ -245,10 +252,90 @@ def fast_tokenizer(dictionary, max_length: int):
                                    model_input_names=["input_ids", "attention_mask"], **SPECIAL_TOKENS)
 
 
+# the dictionary's special symbols, which keep their spelling in XLM's vocabulary
+SPECIAL_SYMBOLS = frozenset(SPECIAL_TOKENS.values())
+TOKENIZER_MODULE = Path(__file__).with_name("tokenization_xling.py")
+
+
+def xlm_piece(symbol: str) -> str:
+    """A dictionary symbol in XLM's BPE convention: subword-nmt marks the pieces a word continues
+    after (``ab@@``), XLM's merges the word's last piece (``cd</w>``)."""
+    if symbol in SPECIAL_SYMBOLS:
+        return symbol
+    return symbol.removesuffix(SEPARATOR) if symbol.endswith(SEPARATOR) else f"{symbol}</w>"
+
+
+def xlm_vocab(dictionary) -> dict[str, int]:
+    vocab = {}
+    for i, sym in enumerate(dictionary.symbols):
+        piece = xlm_piece(sym)
+        if piece in vocab:
+            raise ValueError(f"dictionary symbols {dictionary.symbols[vocab[piece]]!r} and {sym!r} are one piece "
+                             f"{piece!r} in XLM's convention; ids would be ambiguous")
+        vocab[piece] = i
+    return vocab
+
+
+def xlm_merges(codes: Path) -> list[str]:
+    """subword-nmt's codes as XLM's merges: without the version line, each pair once at its first
+    rank (subword-nmt keeps the first of a repeated pair, XLM's tokenizer the last)."""
+    lines = Path(codes).read_text(encoding="utf-8").splitlines()
+    if not lines or lines[0].split() != ["#version:", "0.2"]:
+        # version 0.1 (no such line) ends a word with a separate </w>, which XLM's BPE does not
+        raise InputError(codes, 1, "'#version: 0.2' (subword-nmt codes whose last character carries </w>)",
+                         lines[0] if lines else "an empty file")
+    return list(dict.fromkeys(" ".join(line.split()) for line in lines[1:] if line.strip()))
+
+
+def raw_text_tokenizer(dictionary, codes: Path, languages: list[str], tokenize: Mapping[str, Mapping[str, Any]],
+                       max_length: int, dest: Path) -> dict[str, Any]:
+    """Write the files of the raw-text tokenizer (vocab.json, merges.txt, its config naming
+    XLMTokenizer and, for ``trust_remote_code``, XlingTokenizer) into ``dest``. Returns the
+    export record's ``tokenizer`` entry: what each language's text must be."""
+    from transformers import XLMTokenizer
+
+    settings = {lang: tokenize[data_language(lang)] for lang in languages}
+    lowercase = {bool(s["lowercase"]) for s in settings.values()}
+    if len(lowercase) != 1:
+        raise ValueError("lowercase_and_remove_accent differs between the model's languages")
+    segmented = {lang: s["segmenter"] for lang, s in settings.items() if s["segmenter"] != "none"}
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "vocab.json").write_text(json.dumps(xlm_vocab(dictionary), ensure_ascii=False, indent=0) + "\n",
+                                     encoding="utf-8")
+    (dest / "merges.txt").write_text("".join(f"{m}\n" for m in xlm_merges(codes)), encoding="utf-8")
+    tok = XLMTokenizer(
+        dest / "vocab.json", dest / "merges.txt", do_lowercase_and_remove_accent=lowercase.pop(),
+        additional_special_tokens=[], model_max_length=max_length,
+        # no token_type_ids: XLM's model would add them as word embeddings, BERT's reads the
+        # language from them (language_inputs)
+        model_input_names=["input_ids", "attention_mask"], **SPECIAL_TOKENS,
+        # XlingTokenizer's (XLMTokenizer keeps them unused)
+        moses_languages={lang: s["moses_lang"] for lang, s in settings.items()},
+        language=languages[0], segmented=segmented)
+    if len(tok) != len(dictionary):
+        raise RuntimeError(f"the tokenizer has {len(tok)} tokens, the dictionary {len(dictionary)}")
+    tok.save_pretrained(dest)
+    config_path = dest / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["auto_map"] = {"AutoTokenizer": [f"{TOKENIZER_MODULE.stem}.XlingTokenizer", None]}
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    shutil.copyfile(TOKENIZER_MODULE, dest / TOKENIZER_MODULE.name)
+
+    def text_of(lang: str) -> str:
+        if lang in segmented:
+            return (f"text segmented with {segmented[lang]} as in pretraining (words separated by spaces), "
+                    f"with trust_remote_code=True and lang={lang!r}")
+        if settings[lang]["moses_lang"] == "en":
+            return "raw text (also without trust_remote_code: XLMTokenizer applies English's Moses rules)"
+        return (f"raw text, with trust_remote_code=True and lang={lang!r} (without it, XLMTokenizer applies "
+                "English's Moses rules)")
+
+    return {"input": "raw text", "why": None, "class": "XlingTokenizer (trust_remote_code=True), else XLMTokenizer",
+            "languages": {lang: text_of(lang) for lang in languages}}
+
+
 def _copy_bpe(manifest: Path, dest: Path) -> None:
     """The BPE manifest and the codes files it names, into ``dest`` (what Pretokenizer reads)."""
-    from xling.bpe.manifest import read_manifest
-
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(manifest, dest / manifest.name)
     for codes in sorted(set(read_manifest(manifest)["codes"].values())):
@@ -272,7 +359,7 @@ def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir
     if missing:
         raise ValueError(f"no tokeniser settings for {missing}: give one entry per language the model reads")
     model = hf_model(loaded.encoder, loaded.dictionary, loaded.languages)
-    tokenizer = fast_tokenizer(loaded.dictionary, loaded.encoder.max_positions_)
+    bpe = read_manifest(bpe_manifest)
     fmt = export_format(loaded.encoder)
     record = {
         "format": fmt,
@@ -291,15 +378,29 @@ def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir
     }
     with atomic_dir(out_dir) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
+        # what the tokenizer reads, in each language
+        if bpe["mode"] == "joint":
+            codes = Path(bpe_manifest).parent / bpe["codes"][data_language(loaded.languages[0])]
+            record["tokenizer"] = raw_text_tokenizer(loaded.dictionary, codes, loaded.languages, tokenize,
+                                                     loaded.encoder.max_positions_, tmp)
+        else:
+            fast_tokenizer(loaded.dictionary, loaded.encoder.max_positions_).save_pretrained(tmp)
+            record["tokenizer"] = {
+                "input": "pre-tokenised text",
+                "why": f"its BPE is per language ({bpe['mode']}): one tokenizer cannot segment each language "
+                       "with its own codes",
+                "class": "PreTrainedTokenizerFast (word-level)",
+                "languages": {lang: "pre-tokenised text: xling.export.Pretokenizer(path, lang)(sentences)"
+                              for lang in loaded.languages}}
         _copy_bpe(Path(bpe_manifest), tmp / BPE_DIR)
         (tmp / EXPORT_INFO).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
 
 class Pretokenizer:
-    """Raw sentences of one language -> the pre-tokenised text an export's tokenizer expects, with
-    the settings of pretraining (Moses or the segmenter, then the model's BPE)."""
+    """Raw sentences of one language -> the pre-tokenised text of pretraining (Moses or the
+    segmenter, then the model's BPE; pieces separated by spaces, ``@@`` on non-final ones), with
+    xling's own tokenisers: what the tokenizer of a model with a BPE per language reads."""
 
     def __init__(self, export_dir: Path, lang: str, stanford_home: Path | None = None):
         from xling.bpe import SubwordTokenizer

@@ -133,6 +133,20 @@ def _read(archive: Path) -> dict[str, bytes]:
         raise InputError(archive, None, "a results bundle (.tar.gz written by `snakemake bundle`)", str(err)) from None
 
 
+def shipped_config(archive: Path) -> Path:
+    """The config file written beside an archive (``R/bundle.config.yaml`` beside ``R/bundle.tar.gz``)."""
+    name = archive.name.removesuffix(".tar.gz").removesuffix(".tgz")
+    return archive.with_name(f"{name}.config.yaml")
+
+
+def _config_hint(archive: Path) -> str:
+    beside = shipped_config(archive)
+    if beside.is_file():
+        return f"Pass the config shipped beside it: --configfile {beside}"
+    return (f"Pass the config it holds: tar -xzf {archive} {CONFIG}, then --configfile {CONFIG} "
+            f"(written as {beside.name} beside the archive by `snakemake bundle`)")
+
+
 def check_bundle(archive: str | Path, cfg: Mapping) -> Bundle:
     """Verify ``archive`` for use with ``cfg``; raise InputError naming the archive and the file
     at fault (a missing, altered or unexpected member, another config, an unreadable archive)."""
@@ -153,8 +167,10 @@ def check_bundle(archive: str | Path, cfg: Mapping) -> Bundle:
     if manifest.get("config_sha256") != want:
         theirs = yaml.safe_load(config_text) or {}
         differ = sorted(k for k in set(theirs) | set(cfg) if k != "bundle" and theirs.get(k) != cfg.get(k))
-        raise InputError(archive, None, "a bundle made with this config (pass its bundle/config.yaml as --configfile)",
-                         f"another config: keys {', '.join(differ) or '(order or defaults)'} differ")
+        # every key, uncut (InputError shortens what it got): the user compares them with their files
+        raise InputError(archive, None, f"a bundle made with the config it is used with; it was made with "
+                         f"another config: keys {', '.join(differ) or '(order or defaults)'} differ. "
+                         f"{_config_hint(archive)}")
     listed = manifest.get("files") or {}
     for name in sorted(set(listed) | set(members)):
         if name not in members:
