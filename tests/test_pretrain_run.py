@@ -175,3 +175,34 @@ def test_layout_of_checkpoints_of_older_and_current_code(tmp_path, monkeypatch):
     resumed = _trained_checkpoint(tmp_path, tmp_path / "unused.pt", resume=legacy)
     trainer = build_trainer(resumed)[2]
     assert trainer.load_checkpoint(str(old)) is not None and trainer.get_num_updates() == 2
+
+
+def test_checkpoints_of_other_params_are_not_resumed(tmp_path):
+    """fairseq's checkpoints outlive Snakemake's deletion of a job's outputs so that a killed job
+    resumes; a job rerun because its params changed starts afresh, its predecessor's checkpoints
+    and log moved aside, instead of publishing the other model."""
+    from xling.pretrain.run import JOB_RECORD, claim_save_dir
+
+    save, log = tmp_path / "fairseq", tmp_path / "train.log"
+    assert claim_save_dir(save, log, "A\n", 10) is None  # a new job: its record is kept
+    assert (save / JOB_RECORD).read_text() == "A\n"
+    _checkpoint(save / "checkpoint_last.pt", 4)
+    log.write_text("A's log\n")
+    assert claim_save_dir(save, log, "A\n", 10) is None  # killed at 4 updates: resumed
+    assert checkpoint_updates(save / "checkpoint_last.pt") == 4
+    note = claim_save_dir(save, log, "B\n", 10)  # the rerun of other params
+    assert "other params" in note and not (save / "checkpoint_last.pt").exists() and not log.exists()
+    previous = tmp_path / "fairseq.previous"
+    assert checkpoint_updates(previous / "checkpoint_last.pt") == 4
+    assert (previous / "train.log").read_text() == "A's log\n"
+    assert (save / JOB_RECORD).read_text() == "B\n"
+
+    # checkpoints from before the record was kept: a killed run resumes, a finished one (which
+    # Snakemake reruns only because something changed) starts afresh
+    (save / JOB_RECORD).unlink()
+    _checkpoint(save / "checkpoint_last.pt", 6)
+    assert claim_save_dir(save, log, "B\n", 10) is None and checkpoint_updates(save / "checkpoint_last.pt") == 6
+    (save / JOB_RECORD).unlink()
+    _checkpoint(save / "checkpoint_last.pt", 10)
+    assert "finished" in claim_save_dir(save, log, "B\n", 10)
+    assert checkpoint_updates(previous / "checkpoint_last.pt") == 10 and not (save / "checkpoint_last.pt").exists()

@@ -146,6 +146,44 @@ def repair_last_checkpoint(save_dir: Path) -> str | None:
     return f"{last} was unreadable and no interval checkpoint is intact: training restarts"
 
 
+JOB_RECORD = "job.json"  # beside fairseq's checkpoints: the tracked params they were trained under
+
+
+def job_record(job: PretrainJob) -> str:
+    """What a job's checkpoints are kept for: its tracked params (what makes Snakemake rerun it)."""
+    return json.dumps(job.tracked(), sort_keys=True, default=repr) + "\n"
+
+
+def claim_save_dir(save_dir: Path, fairseq_log: Path, record: str, max_update: int) -> str | None:
+    """Keep the checkpoints in ``save_dir`` only for the job they were trained for. They live
+    where Snakemake never deletes them, so that a killed job resumes; a job rerun because its
+    params changed must not resume another model. Checkpoints recorded for other params, or
+    (from before the record was kept) a training that had already finished, which Snakemake
+    reruns only because something changed, move with the fairseq log to
+    ``<save_dir>.previous`` (replacing an older one) and training starts afresh. Returns what
+    was done, for the log, or None."""
+    save_dir, kept = Path(save_dir), Path(save_dir) / JOB_RECORD
+    note = None
+    if save_dir.is_dir() and any(save_dir.glob("checkpoint*.pt")):
+        if kept.exists():
+            why = "were trained for other params" if kept.read_text(encoding="utf-8") != record else None
+        else:
+            finished = readable_updates(save_dir / "checkpoint_last.pt")
+            why = "are a finished training from before runs were recorded" if (finished or 0) >= max_update else None
+        if why:
+            previous = save_dir.with_name(save_dir.name + ".previous")
+            shutil.rmtree(previous, ignore_errors=True)
+            save_dir.rename(previous)
+            if Path(fairseq_log).exists():
+                Path(fairseq_log).rename(previous / Path(fairseq_log).name)
+            note = f"the checkpoints in {save_dir} {why}: moved to {previous}; training starts afresh"
+    save_dir.mkdir(parents=True, exist_ok=True)
+    if not kept.exists():
+        with atomic_write(kept) as fh:
+            fh.write(record)
+    return note
+
+
 def resolve_executable(cmd: list[str]) -> list[str]:
     """``fairseq-train`` of this interpreter's environment (Snakemake may run with a
     different PATH); where no such script exists (fairseq installed with ``pip --target``, a
@@ -382,7 +420,8 @@ def train(job: PretrainJob, done_path: str | Path, gpus: int, threads: int = 1, 
 
     Layout: fairseq's checkpoints (``checkpoint_last.pt`` for resuming, interval and best
     ones) live in ``<out>/fairseq/``, which no rule declares, so Snakemake never deletes them
-    when it reruns a killed job; ``<out>/checkpoint_best.pt`` (declared) links to the best.
+    when it reruns a killed job; ``<out>/checkpoint_best.pt`` (declared) links to the best. A
+    rerun for other params does not resume them (:func:`claim_save_dir`).
 
     A recipe with ``match_tokens`` (Liu et al.'s windowed models) is first matched in tokens to its
     reference on the first data directory's training data
@@ -398,11 +437,16 @@ def train(job: PretrainJob, done_path: str | Path, gpus: int, threads: int = 1, 
     out_dir = Path(done_path).parent
     save_dir = out_dir / "fairseq"
     extra: dict = {}
+    record = job_record(job)  # before the recipe is matched in tokens: the job as the rule tracks it
     if job.recipe.match_tokens:
         # as many tokens as the reference cutting of the same data (Liu et al.'s windows): the
         # samples per update (or the updates) follow from the training data's sentence lengths
         recipe, extra["match_tokens"] = matched_recipe(job.recipe, job.model, job.data_dirs[0], job.languages)
         job = job.with_recipe(recipe)
+    sched = schedule(job.recipe, job.model)
+    claimed = claim_save_dir(save_dir, out_dir / "train.log", record, sched.max_updates)
+    if claimed:
+        _note(job_log, claimed)
     # a run resumed from a checkpoint of older code keeps the layout it was started with
     cmd = fairseq_train_command(job, save_dir, n_gpus, num_workers=num_workers, resume=resume_layout(save_dir))
     cmds = cpu_process_commands(cmd, free_port()) if n_gpus == 0 else [cmd]
@@ -411,7 +455,6 @@ def train(job: PretrainJob, done_path: str | Path, gpus: int, threads: int = 1, 
                    f"streams x update-freq {layout.update_freq} = {layout.effective_batch_streams} streams per "
                    f"update, fairseq log: {out_dir / 'train.log'}\n"
                    + (f"matched in tokens: {json.dumps(extra['match_tokens'])}\n" if extra else "") + " ".join(cmd))
-    sched = schedule(job.recipe, job.model)
     batch = {"global_batch_streams": sched.global_batch_streams, "processes": layout.processes,
              "device": "cuda" if n_gpus else "cpu", "streams_per_step": layout.streams_per_step,
              "update_freq": layout.update_freq, "effective_batch_streams": layout.effective_batch_streams,
