@@ -58,7 +58,8 @@ def test_random_encoder_seed_of_a_trained_model_is_refused(key, seed_of):
 def start_of_training(data_dir, save_dir, langs, seed, model) -> tuple:
     """The checkpoint file and weights of a model as ``fairseq-train`` builds it before its first
     update (fairseq_cli.train: set_torch_seed, setup_task, build_model, in that order)."""
-    cmd = fairseq_train_command(PretrainJob.build(data_dir, ALL_SHARED, model, TINY_PRETRAIN, list(langs), seed), save_dir)
+    job = PretrainJob.build(data_dir, ALL_SHARED, model, TINY_PRETRAIN, list(langs), seed)
+    cmd = fairseq_train_command(job, save_dir)
     cfg = parse_command(cmd)
     utils.set_torch_seed(cfg.common.seed)
     task = tasks.setup_task(cfg.task)

@@ -1,7 +1,8 @@
 """Snakemake script of rule analysis_cka (Figure 7): linear CKA per layer of parallel sentences
 under the monolingual models, the pair's bilingual model and a random-init encoder, beside it the
 length-controlled CKA, and each trained model's distance from its initial weights
-(xling.analysis.run.run_cka).
+(xling.analysis.run.run_cka); bootstrap intervals centred on the estimates (resampled rows bias
+linear CKA upward: xling.analysis.cka.centred_interval).
 
 input:  <model>_checkpoint/_dictionary/_bpe of both monolingual models; bi_checkpoint/_dictionary/
         _bpe (when the config trains a bilingual model for the pair); way15; paraphrase (en-en': the

@@ -99,6 +99,19 @@ def bootstrap_cka(X: np.ndarray, Y: np.ndarray, indices: np.ndarray, device: str
     return out
 
 
+def centred_interval(estimate: float, draws: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The bootstrap's spread around ``estimate``: the percentile interval of ``draws`` moved by
+    ``estimate - mean(draws)``. Linear CKA is biased upward under resampling with replacement (a
+    resample's repeated rows agree with themselves: +0.03 at n = 2,000 rows of d = 64 features,
+    more at the paper's 768, against a spread of ~0.005), so the plain percentile interval can lie
+    wholly above the estimate. Re-centred, it says what another draw of as many sentences would
+    give around it (the estimator's own bias, about d / n for unrelated sides, is not removed)."""
+    draws = np.asarray(draws, dtype=np.float64)
+    lo, hi = percentile_interval(draws, level)
+    shift = float(estimate) - float(draws.mean())
+    return lo + shift, hi + shift
+
+
 def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """The bootstrap percentile interval."""
     lo, hi = np.percentile(np.asarray(values, dtype=np.float64), [50 * (1 - level), 50 * (1 + level)])

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from xling.analysis.align import iterative_normalize, procrustes, sentence_retrieval_p1
-from xling.analysis.cka import bootstrap_cka, bootstrap_indices, length_residuals, linear_cka, percentile_interval
+from xling.analysis.cka import bootstrap_cka, bootstrap_indices, centred_interval, length_residuals, linear_cka
 from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
 from xling.io import atomic_path, atomic_write
@@ -154,13 +154,17 @@ def cka_per_layer(a: np.ndarray, b: np.ndarray) -> list[float]:
     return [float(linear_cka(a[l], b[l])) for l in range(a.shape[0])]
 
 
-def _cka_intervals(draws: dict[str, np.ndarray], kinds) -> dict:
-    """Percentile intervals per kind and layer, and of the paired differences Figure 7 compares."""
+def _cka_intervals(estimates: dict[str, list[float] | None], draws: dict[str, np.ndarray]) -> dict:
+    """Bootstrap intervals around the estimates (:func:`xling.analysis.cka.centred_interval`) per
+    kind and layer, and of the paired differences Figure 7 compares."""
+    pairs = [(x, y) for x, y in (("bilingual", "monolingual"), ("monolingual", "random")) if x in draws and y in draws]
     return {
-        "cka_interval": {k: ([percentile_interval(d) for d in draws[k]] if k in draws else None) for k in kinds},
+        "cka_interval": {k: ([centred_interval(e, d) for e, d in zip(estimates[k], draws[k])] if k in draws else None)
+                         for k in estimates},
         "difference_interval": {
-            f"{x}-{y}": [percentile_interval(dx - dy) for dx, dy in zip(draws[x], draws[y])]
-            for x, y in (("bilingual", "monolingual"), ("monolingual", "random")) if x in draws and y in draws},
+            f"{x}-{y}": [centred_interval(ex - ey, dx - dy)
+                         for ex, ey, dx, dy in zip(estimates[x], estimates[y], draws[x], draws[y])]
+            for x, y in pairs},
     }
 
 
@@ -223,9 +227,10 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
     out = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0]), "drift": drift,
            "length_controlled": {"cka": controlled}}
     if idx is not None:
-        out["bootstrap"] = {"resamples": int(bootstrap), "seed": int(bootstrap_seed), "level": 0.95}
-        out.update(_cka_intervals(draws, cka))
-        out["length_controlled"].update(_cka_intervals(controlled_draws, cka))
+        out["bootstrap"] = {"resamples": int(bootstrap), "seed": int(bootstrap_seed), "level": 0.95,
+                            "interval": "percentile, centred on the estimate"}
+        out.update(_cka_intervals(cka, draws))
+        out["length_controlled"].update(_cka_intervals(controlled, controlled_draws))
     return write_result(out_json, out)
 
 
