@@ -21,7 +21,7 @@ endif
 # wheelhouse: PY names the target Python's version (`make wheelhouse PY=3.12`); default the venv's
 WHEELHOUSE_PY = $(if $(findstring /,$(PY)),,--python $(PY))
 
-.PHONY: venv demo demo-full demo-liu bundle report-from-bundle targets test test-fast test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
+.PHONY: venv demo demo-full demo-liu bundle report-from-bundle targets refit test test-fast test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -54,6 +54,19 @@ report-from-bundle: venv
 CONFIGFILE ?=
 targets: venv
 	$(PY) -m xling.targets $(if $(CONFIGFILE),--configfile $(CONFIGFILE))
+
+# Every fine-tuning job behind TARGET again (a Table 1 row or pair, or all), whichever layout the config
+# trains them in: --forcerun with the config's fine-tuning rules (`python -m xling.targets
+# --finetune-rules`: finetune, one job per grid cell; finetune_grid_<task>, a batch size's cells in one
+# job). RETRAIN=1 retrains the target's models too; CONFIGFILE as for `make targets`; PROFILE: slurm
+# (the cluster) or profiles/local; ARGS: more snakemake options (ARGS=-n: what it would run)
+TARGET ?=
+PROFILE ?= slurm
+refit: venv
+	@test -n "$(TARGET)" || { echo "make refit: name the target, e.g. make refit TARGET=table1_row_sep_emb" >&2; exit 2; }
+	rules="$$($(PY) -m xling.targets --finetune-rules $(if $(CONFIGFILE),--configfile $(CONFIGFILE)))" && \
+	$(SNAKEMAKE) --profile $(PROFILE) $(if $(CONFIGFILE),--configfile $(CONFIGFILE)) $(ARGS) \
+		--forcerun $(if $(RETRAIN),pretrain) $$rules -- $(TARGET)
 
 test: venv
 	$(PY) -m pytest -q

@@ -93,11 +93,14 @@ def mirror(tmp_path_factory) -> Path:
 
 
 def shim(directory: Path, dry: bool) -> Path:
-    """A directory whose `snakemake` is this Python's, dry-running when ``dry``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    exe = directory / "snakemake"
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} -m snakemake {'-n ' if dry else ''}\"$@\"\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    """A stand-in for the quick start's .venv (`make` targets find it as VENV): its `snakemake` is
+    this Python's, dry-running when ``dry``, its `python` this Python, marked installed."""
+    (directory / "bin").mkdir(parents=True, exist_ok=True)
+    for name, run in (("snakemake", f" -m snakemake {'-n ' if dry else ''}"), ("python", " ")):
+        exe = directory / "bin" / name
+        exe.write_text(f"#!/bin/sh\nexec {sys.executable}{run}\"$@\"\n")
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    (directory / ".xling-installed").touch()  # scripts/bootstrap.sh: nothing to install
     return directory
 
 
@@ -124,8 +127,9 @@ def key(command: str) -> str:
 def run(command: str, cwd: Path, dry: bool) -> subprocess.CompletedProcess:
     if dry and key(command) in _DRY_RUNS:
         return _DRY_RUNS[key(command)]
-    bin_dir = shim(cwd.parent / f"bin_{'dry' if dry else 'real'}", dry)
-    env = {**os.environ, "PATH": f"{bin_dir}:{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    venv = shim(cwd.parent / f"venv_{'dry' if dry else 'real'}", dry)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "VENV": str(venv)}
     proc = subprocess.run(["bash", "-eo", "pipefail", "-c", command], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=1200)
     if dry:
@@ -148,6 +152,10 @@ def test_the_shell_block_runs_as_written(block, mirror, tmp_path):
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, f"{block.id}:\n{command}\n{out[-4000:]}"
         assert "Traceback" not in out, out[-4000:]
+        if key(command).startswith("make refit"):  # forced: the config's fine-tuning rules (+ pretrain), no other
+            rules = set(re.search(r"^    forced:\n\s+(.*)$", proc.stdout, re.M).group(1).split(", "))
+            assert rules and all(r.startswith("finetune") or (r == "pretrain" and "RETRAIN=1" in command)
+                                 for r in rules), rules
         if key(command) == "snakemake --profile slurm all":
             # the count the README quotes for `all` on the paper config is this dry run's
             total = int(re.search(r"^total\s+(\d+)$", proc.stdout, re.M).group(1))

@@ -124,9 +124,9 @@ def test_report_workflow_script(finetune_dir, tmp_path):
     from snakemake.iocontainers import Namedlist
 
     out = tmp_path / "report"
-    names = ["table1_md", "table1_csv", "table1_tex", "vs_md", "vs_csv", "fig_png", "fig_pdf"]
+    names = ["table1_md", "table1_csv", "table1_tex", "vs_md", "vs_csv", "fig_png", "fig_pdf", "fig_csv"]
     files = ["table1.md", "table1.csv", "table1.tex", "table1_vs_paper.md", "table1_vs_paper.csv",
-             "figure3.png", "figure3.pdf"]
+             "figure3.png", "figure3.pdf", "figure3.csv"]
     sm = SimpleNamespace(
         input=Namedlist(fromdict={"results": [str(p) for p in sorted(finetune_dir.glob("*/*/*/*/*/*/result.json"))]}),
         output=Namedlist(fromdict={n: str(out / f) for n, f in zip(names, files)}),

@@ -6,6 +6,9 @@ of the loaded config (Snakemake builds the plan of all of them once, in this pro
 each target's jobs in it: what ``snakemake -n <target>`` would run in this working directory).
 The workflow's catch-all rule (``workflow/rules/targets.smk``) answers a name that is neither a
 rule nor a file with :func:`unknown_target_message` instead of Snakemake's "No rule to produce".
+``--finetune-rules`` prints the rules that run the config's fine-tuning jobs instead (one job per
+grid cell, or one per batch size: xling.finetune.job.finetune_rules), the ``--forcerun`` list of
+``make refit``.
 """
 
 from __future__ import annotations
@@ -180,7 +183,25 @@ def main(argv: list[str] | None = None) -> int:
                     help="config overlays, read after config/config.yaml (e.g. config/demo.yaml)")
     ap.add_argument("--steps", action="store_true", help="also the single steps (downloads, extractions, tables)")
     ap.add_argument("--no-count", action="store_true", help="skip the job counts (no DAG: a second instead of ~10)")
+    ap.add_argument("--finetune-rules", action="store_true",
+                    help="print only the rules that run the config's fine-tuning jobs, on one line (make refit's "
+                         "--forcerun list)")
     args = ap.parse_args(argv)
+    if args.finetune_rules:
+        from xling import config as xcfg
+        from xling.errors import ConfigError, stop_planning
+        from xling.finetune.job import finetune_rules
+
+        files = [REPO / "config" / "config.yaml", *args.configfile]
+        missing = [str(p) for p in args.configfile if not p.is_file()]
+        if missing:
+            raise SystemExit(f"Error: no config file {', '.join(missing)}")
+        try:
+            config = xcfg.load(*files)
+        except ConfigError as err:
+            raise stop_planning(err, files) from None
+        print(" ".join(finetune_rules(config["finetune"])))
+        return 0
     configfiles = [p.resolve() for p in args.configfile]
     targets, config = list_targets(configfiles, REPO / "Snakefile", Path.cwd(), count=not args.no_count)
     names = " ".join(["config/config.yaml", *map(str, args.configfile)])

@@ -7,16 +7,13 @@
 
 from types import SimpleNamespace
 
-from xling.finetune.job import FinetuneJob, cell_hp, cells_by_batch_size
+from xling.finetune.job import GRID_RULE, FinetuneJob, cell_hp, cells_by_batch_size, grid_tasks
 from xling.taskdata.layout import task_dirs
 
 GRID_JOBS = config["finetune"]["grid_jobs"]
-# tasks whose cells of one batch size train together (a product grid: every batch size has as many)
-GRID_TASKS = [
-    t
-    for t in TASKS
-    if GRID_JOBS["enabled"] and len(next(iter(cells_by_batch_size(config["finetune"][t]).values()))) > 1
-]
+# tasks whose cells of one batch size train together; their rules' names and `finetune` are what
+# xling.finetune.job.finetune_rules gives `make refit` to force
+GRID_TASKS = grid_tasks(config["finetune"])
 CELL_TASKS = [t for t in TASKS if t not in GRID_TASKS]
 
 
@@ -141,7 +138,7 @@ for _task in GRID_TASKS:
 
     rule:
         name:
-            f"finetune_grid_{_task}"
+            GRID_RULE.format(task=_task)
         input:
             unpack(lambda w, t=_task: finetune_task_files(SimpleNamespace(task=t, pair=w.pair))),
             unpack(lambda w: segmenter_inputs(*pair_langs(w.pair))),

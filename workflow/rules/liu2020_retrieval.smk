@@ -81,7 +81,7 @@ rule liu_report:
     output:
         png=report(f"{R}/report/liu2020/retrieval.png", category=LIU_CATEGORY, caption=caption("liu2020_retrieval.rst")),
         pdf=f"{R}/report/liu2020/retrieval.pdf",
-        csv=f"{R}/report/liu2020/retrieval.csv",
+        csv=report(f"{R}/report/liu2020/retrieval.csv", category=LIU_CATEGORY, caption=caption("liu2020_retrieval.rst")),
     log:
         f"{LOGS}/report/liu2020.log",
     conda:

@@ -92,6 +92,9 @@ rule liu_translation_report:
             f"{R}/report/liu2020/figure7_8.png", category=LIU_CATEGORY, caption=caption("liu2020_figure7_8.rst")
         ),
         fig_pdf=f"{R}/report/liu2020/figure7_8.pdf",
+        fig_csv=report(
+            f"{R}/report/liu2020/figure7_8.csv", category=LIU_CATEGORY, caption=caption("liu2020_figure7_8.rst")
+        ),
     log:
         f"{LOGS}/report/liu2020_translation.log",
     conda:

@@ -178,6 +178,7 @@ rule liu_xnli_report:
         table_csv=report(f"{R}/report/liu2020/table4.csv", category=LIU_CATEGORY, caption=caption("liu2020_table4.rst")),
         fig_png=report(f"{R}/report/liu2020/xnli.png", category=LIU_CATEGORY, caption=caption("liu2020_xnli.rst")),
         fig_pdf=f"{R}/report/liu2020/xnli.pdf",
+        fig_csv=report(f"{R}/report/liu2020/xnli.csv", category=LIU_CATEGORY, caption=caption("liu2020_xnli.rst")),
     log:
         f"{LOGS}/report/liu2020_xnli.log",
     conda:

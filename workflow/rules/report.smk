@@ -48,6 +48,7 @@ rule table1:
         vs_csv=report(f"{R}/report/table1_vs_paper.csv", category=TABLE1, caption=caption("wu2020_table1_vs_paper.rst")),
         fig_png=report(f"{R}/report/figure3.png", category=TABLE1, caption=caption("wu2020_figure3.rst")),
         fig_pdf=f"{R}/report/figure3.pdf",
+        fig_csv=report(f"{R}/report/figure3.csv", category=TABLE1, caption=caption("wu2020_figure3.rst")),
     log:
         f"{LOGS}/report/table1.log",
     conda:

@@ -4,15 +4,16 @@
 SECTION5 = "3. Section 5: monolingual models"
 
 
-def figure_pair(name, number, folder=None):
-    """A figure's PNG and PDF (keys ``<name>_png``, ``<name>_pdf``; ``png``, ``pdf`` without a
-    name). In R/report/ the PNG is shown in the Snakemake report; a folder's copy is not."""
+def figure_files(name, number, folder=None):
+    """A figure's PNG, PDF and CSV of its plotted points (keys ``<name>_png``, ``<name>_pdf``,
+    ``<name>_csv``; ``png``, ``pdf``, ``csv`` without a name). In R/report/ the PNG and the CSV are
+    shown in the Snakemake report; a folder's copies are not."""
     key = f"{name}_" if name else ""
     base = f"{R}/report/{folder}" if folder else f"{R}/report"
-    png, pdf = f"{base}/figure{number}.png", f"{base}/figure{number}.pdf"
+    png, pdf, csv = (f"{base}/figure{number}.{ext}" for ext in ("png", "pdf", "csv"))
     if not folder:
-        png = report(png, category=SECTION5, caption=caption(f"wu2020_figure{number}.rst"))
-    return {f"{key}png": png, f"{key}pdf": pdf}
+        png, csv = (report(f, category=SECTION5, caption=caption(f"wu2020_figure{number}.rst")) for f in (png, csv))
+    return {f"{key}png": png, f"{key}pdf": pdf, f"{key}csv": csv}
 
 
 def section5_figures():
@@ -22,17 +23,17 @@ def section5_figures():
         "4": (
             r["words"],
             {
-                **figure_pair("fig4a", "4a", "figures"),
-                **figure_pair("fig4b", "4b", "figures"),
+                **figure_files("fig4a", "4a", "figures"),
+                **figure_files("fig4b", "4b", "figures"),
                 "csv": f"{R}/report/figures/figure4.csv",
             },
         ),
-        "6": (r["retrieval"], figure_pair("", 6, "figures")),
-        "7": (r["cka"], figure_pair("", 7, "figures")),
+        "6": (r["retrieval"], figure_files("", 6, "figures")),
+        "7": (r["cka"], figure_files("", 7, "figures")),
     }
     if FIG5_PAIRS:
-        figs["5"] = (r["transfer"], {**figure_pair("", 5, "figures"), "csv": f"{R}/report/figures/figure5.csv"})
-        figs["8"] = (r["transfer"], figure_pair("", 8, "figures"))
+        figs["5"] = (r["transfer"], figure_files("", 5, "figures"))
+        figs["8"] = (r["transfer"], figure_files("", 8, "figures"))
     return figs if AN_TARGETS else {}
 
 
@@ -63,15 +64,12 @@ rule analysis_report:
     input:
         **section5_results(),
     output:
-        **figure_pair("fig4a", "4a"),
-        **figure_pair("fig4b", "4b"),
-        **(
-            {**figure_pair("fig5", 5), **figure_pair("fig8", 8), "fig5_csv": f"{R}/report/figure5.csv"}
-            if FIG5_PAIRS
-            else {}
-        ),
-        **figure_pair("fig6", 6),
-        **figure_pair("fig7", 7),
+        **figure_files("fig4a", "4a"),
+        **figure_files("fig4b", "4b"),
+        **({**figure_files("fig5", 5), **figure_files("fig8", 8)} if FIG5_PAIRS else {}),
+        **figure_files("fig6", 6),
+        **figure_files("fig7", 7),
+        # both directions of 4a and 4b, as analysis.md's tables
         fig4_csv=f"{R}/report/figure4.csv",
         tables_md=report(f"{R}/report/analysis.md", category=SECTION5, caption=caption("wu2020_analysis.rst")),
     log:
@@ -93,7 +91,7 @@ rule shared_space_report:
     output:
         shared_png=report(f"{R}/report/shared_space.png", category=SECTION5, caption=caption("wu2020_shared_space.rst")),
         shared_pdf=f"{R}/report/shared_space.pdf",
-        shared_csv=f"{R}/report/shared_space.csv",
+        shared_csv=report(f"{R}/report/shared_space.csv", category=SECTION5, caption=caption("wu2020_shared_space.rst")),
     log:
         f"{LOGS}/report/shared_space.log",
     conda:

@@ -5,7 +5,7 @@ m-BERT's with the token sets beside Table 3's, and Figures 7-8 for one direction
 input:  the liu_translation JSON files, m-BERT's last when configured (the first of the
         largest size is drawn)
 params: labels, layers (the models' L), figure_direction, note
-output: table_md, table_csv, fig_png, fig_pdf
+output: table_md, table_csv, fig_png, fig_pdf, fig_csv (the figure's points)
 """
 
 import json
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from _setup import run_logged
 
-from xling.report.liu_translation import figure7_8, table2_rows, token_set_rows, write_table2
+from xling.report.liu_translation import figure7_8, table2_rows, token_set_rows, write_figure7_8_csv, write_table2
 
 
 def main(sm) -> dict:
@@ -26,6 +26,7 @@ def main(sm) -> dict:
     largest = max(int(r["size"]) for r in trained)
     drawn = next(r for r in trained if int(r["size"]) == largest)
     figure7_8(drawn, p.figure_direction, Path(o.fig_png), Path(o.fig_pdf), title=p.note or None)
+    write_figure7_8_csv(drawn, p.figure_direction, Path(o.fig_csv))
     return {"rows": len(rows), "figure": f"{drawn['model']} n{largest}"}
 
 

@@ -3,7 +3,7 @@
 
 input:  the liu_xnli and liu_xnli_static JSON files, m-BERT's last when configured
 params: labels, note
-output: table_md, table_csv, fig_png, fig_pdf
+output: table_md, table_csv, fig_png, fig_pdf, fig_csv (the figure's bars)
 """
 
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from _setup import run_logged
 
-from xling.report.liu_xnli import write_table4, xnli_figure, xnli_rows
+from xling.report.liu_xnli import write_table4, write_xnli_figure_csv, xnli_figure, xnli_rows
 
 
 def main(sm) -> dict:
@@ -19,6 +19,7 @@ def main(sm) -> dict:
     p, o = sm.params, sm.output
     write_table4(rows, dict(p.labels), Path(o.table_md), Path(o.table_csv), note=p.note)
     xnli_figure(rows, dict(p.labels), Path(o.fig_png), Path(o.fig_pdf), title=p.note or None)
+    write_xnli_figure_csv(rows, Path(o.fig_csv))
     return {"rows": len(rows)}
 
 

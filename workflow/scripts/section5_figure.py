@@ -4,7 +4,8 @@ xling.report.word_figures), under R/report/figures/.
 
 input:  results = the figure's result JSON files
 params: figure (4, 5, 6, 7 or 8), note
-output: the figure's PNG and PDF (Figure 4: 4a and 4b), and its CSV where the report has one
+output: the figure's PNG, PDF and CSV (its plotted points; Figure 4: 4a's and 4b's, and figure4.csv
+        with both directions)
 """
 
 import json
@@ -12,9 +13,9 @@ from pathlib import Path
 
 from _setup import run_logged
 
-from xling.report.analysis_figures import figure6, figure7
-from xling.report.transfer_figures import figure5, figure8, write_transfer_csv
-from xling.report.word_figures import figure4a, figure4b, write_figure4_csv
+from xling.report.analysis_figures import figure6, figure7, write_figure6_csv, write_figure7_csv
+from xling.report.transfer_figures import figure5, figure8, write_figure5_csv, write_figure8_csv
+from xling.report.word_figures import figure4a, figure4b, write_figure4_csv, write_figure4a_csv, write_figure4b_csv
 
 
 def main(sm) -> dict:
@@ -24,13 +25,14 @@ def main(sm) -> dict:
     if n == "4":
         figure4a(results, Path(o.fig4a_png), Path(o.fig4a_pdf), title=note)
         figure4b(results, Path(o.fig4b_png), Path(o.fig4b_pdf), title=note)
+        write_figure4a_csv(results, Path(o.fig4a_csv))
+        write_figure4b_csv(results, Path(o.fig4b_csv))
         write_figure4_csv(results, Path(o.csv))
-    elif n in ("5", "8"):
-        (figure5 if n == "5" else figure8)(results, Path(o.png), Path(o.pdf), title=note)
-        if n == "5":
-            write_transfer_csv(results, Path(o.csv))
     else:
-        (figure6 if n == "6" else figure7)(results, Path(o.png), Path(o.pdf), title=note)
+        draw, write = {"5": (figure5, write_figure5_csv), "6": (figure6, write_figure6_csv),
+                       "7": (figure7, write_figure7_csv), "8": (figure8, write_figure8_csv)}[n]
+        draw(results, Path(o.png), Path(o.pdf), title=note)
+        write(results, Path(o.csv))
     return {"figure": n, "results": len(results)}
 
 

@@ -83,3 +83,27 @@ def cells_by_batch_size(task_cfg: dict) -> dict[int, list[dict]]:
     for cell in grid_cells(task_cfg):
         out.setdefault(int(cell["batch_size"]), []).append(cell)
     return out
+
+
+# The workflow's fine-tuning rules (workflow/rules/finetune.smk): one job per grid cell, or one job
+# per batch size of a task whose grid has several cells per batch size
+CELL_RULE = "finetune"
+GRID_RULE = "finetune_grid_{task}"
+
+
+def grid_tasks(finetune: Mapping[str, Any]) -> list[str]:
+    """The tasks of the config's ``finetune:`` section whose cells of one batch size train together
+    in one job: grid jobs enabled and the task's grid has several cells per batch size (a product
+    grid: every batch size has as many)."""
+    if not finetune["grid_jobs"]["enabled"]:
+        return []
+    return [t for t in finetune["tasks"] if len(next(iter(cells_by_batch_size(finetune[t]).values()))) > 1]
+
+
+def finetune_rules(finetune: Mapping[str, Any]) -> list[str]:
+    """The rules whose jobs fine-tune under the config's ``finetune:`` section: ``finetune`` when a
+    task trains cell by cell, ``finetune_grid_<task>`` for each task that trains by batch size.
+    ``--forcerun`` with these re-runs every fine-tuning job of the targets asked for."""
+    grid = grid_tasks(finetune)
+    cells = [CELL_RULE] if any(t not in grid for t in finetune["tasks"]) else []
+    return cells + [GRID_RULE.format(task=t) for t in grid]

@@ -10,7 +10,7 @@ from typing import Sequence
 from xling.io import atomic_write
 from xling.report.aggregate import aggregate, build_table1
 from xling.report.collect import collect_results
-from xling.report.figure import figure3
+from xling.report.figure import figure3, write_figure3_csv
 from xling.report.render import (
     comparison_csv,
     comparison_markdown,
@@ -45,7 +45,7 @@ def build_report(
     note: str | None = None,
     unavailable: dict[str, dict[str, str]] | None = None,
 ) -> dict:
-    """Write table1.{md,csv,tex}, table1_vs_paper.{md,csv}, figure3.{png,pdf} into ``out_dir``.
+    """Write table1.{md,csv,tex}, table1_vs_paper.{md,csv}, figure3.{png,pdf,csv} into ``out_dir``.
 
     ``results``: a finetune directory or a list of result.json paths. ``unavailable``: task ->
     target language -> why that column was not run (shown in its cells). Returns the Table1 numbers."""
@@ -67,6 +67,7 @@ def build_report(
         with atomic_write(out_dir / name) as fh:
             fh.write(text)
     figure3(table, out_dir / "figure3.png", out_dir / "figure3.pdf", note)
+    write_figure3_csv(table, out_dir / "figure3.csv")
     return {"cells": len(cells), "table": table}
 
 

@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
+from xling.report.csvout import write_rows_csv
 from xling.report.plotting import pyplot, save_and_close, save_figure
 
 MISSING = "–"
@@ -258,6 +259,70 @@ def figure7(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
         fig.suptitle(title, fontsize=10)
     save_figure(fig, out_png, out_pdf)
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- CSVs: the figures' plotted points
+
+FIGURE6_FIELDS = ["pair", "source", "target", "layer", "p_at_1", "n_train", "n_test"]
+FIGURE7_FIELDS = ["pair", "kind", "layer", "cka", "low", "high", "length_controlled_cka", "length_controlled_low",
+                  "length_controlled_high", "n"]
+
+
+def figure6_rows(results: list[dict]) -> list[dict]:
+    """Figure 6's points: one row per (pair, layer), P@1 empty where the layer was not measured."""
+    return [{"pair": r["pair"], "source": r["source"], "target": r["target"], "layer": layer, "p_at_1": p,
+             "n_train": r["n_train"], "n_test": r["n_test"]}
+            for r in check_figure6(results) for layer, p in zip(r["layers"], r["p_at_1"])]
+
+
+def _bounds(r: dict, where: dict, key: str, kind: str, n: int) -> list[tuple[float | None, float | None]]:
+    """The per-layer (low, high) of ``where[key][kind]`` (the bootstrap's 95% interval), or empty
+    bounds where the result has none (results from before the bootstrap)."""
+    iv = (where.get(key) or {}).get(kind)
+    if iv is None:
+        return [(None, None)] * n
+    ok = isinstance(iv, list) and len(iv) == n and all(
+        x is None or (isinstance(x, list) and len(x) == 2 and all(isinstance(v, (int, float)) for v in x)) for x in iv)
+    if not ok:
+        raise ValueError(f"Figure 7 result for pair {_name(r)}: key {key!r}.{kind} must be a [low, high] per layer "
+                         f"({n}), got {iv!r:.80}")
+    return [(None, None) if x is None else (float(x[0]), float(x[1])) for x in iv]
+
+
+def figure7_rows(results: list[dict]) -> list[dict]:
+    """Figure 7's cells: one row per (kind drawn, pair, layer), then the pair's Average over the
+    layers (``layer`` = "average", no interval); ``low``/``high``: the bootstrap's 95% interval
+    (``cka_interval``); ``length_controlled_*``: the same CKA with each side's length signal removed
+    (``length_controlled``: not the paper's measure, shown beside it in analysis.md). A kind a pair
+    has no model of is a row of empty cells, as the figure greys it."""
+    results = check_figure7(results)
+    rows = []
+    for kind in _present_kinds(results):
+        for r in results:
+            n = len(r["layers"])
+            vals = r["cka"][kind] or [None] * n
+            bounds = _bounds(r, r, "cka_interval", kind, n) if r["cka"][kind] else [(None, None)] * n
+            lc = r.get("length_controlled") or {}
+            lc_vals = (lc.get("cka") or {}).get(kind) or [None] * n
+            lc_bounds = _bounds(r, lc, "cka_interval", kind, n) if lc else [(None, None)] * n
+            for i, layer in enumerate(r["layers"]):
+                rows.append({"pair": r["pair"], "kind": kind, "layer": layer, "cka": vals[i], "low": bounds[i][0],
+                             "high": bounds[i][1], "length_controlled_cka": lc_vals[i],
+                             "length_controlled_low": lc_bounds[i][0], "length_controlled_high": lc_bounds[i][1],
+                             "n": r["n"]})
+            rows.append({"pair": r["pair"], "kind": kind, "layer": "average", "cka": layer_average(r["cka"][kind]),
+                         "low": None, "high": None,
+                         "length_controlled_cka": layer_average((lc.get("cka") or {}).get(kind)),
+                         "length_controlled_low": None, "length_controlled_high": None, "n": r["n"]})
+    return rows
+
+
+def write_figure6_csv(results: list[dict], path: Path) -> None:
+    write_rows_csv(figure6_rows(results), FIGURE6_FIELDS, path)
+
+
+def write_figure7_csv(results: list[dict], path: Path) -> None:
+    write_rows_csv(figure7_rows(results), FIGURE7_FIELDS, path)
 
 
 # ---------------------------------------------------------------- tables

@@ -1,7 +1,10 @@
 """A finished run as a small archive: the files the report stage reads and nothing it could
 recompute (fine-tuning results, Section 5 and Liu et al. results, anchor counts, the ledger's
 benchmark files and the declared outputs it waits for), the resolved config, and a manifest
-(each file's sha256, the repository commit, the config's digest, the versions).
+(each file's sha256, the repository commit, the config's digest, the versions). It also carries
+the CSV beside each figure of the report (its plotted points, manifest key ``report``), so the
+numbers travel with the archive; those are outputs of the report rules, never unpacked: a report
+rebuilt from the bundle writes them again, byte for byte.
 
 ``write_bundle`` makes it; ``check_bundle`` verifies an archive against the config it is used with
 (every listed file present with its sha256, nothing else, the same config) before anything is
@@ -72,14 +75,25 @@ def _member(name: str, data: bytes) -> tuple[tarfile.TarInfo, io.BytesIO]:
     return info, io.BytesIO(data)
 
 
-def write_bundle(files: Iterable[str | Path], out: str | Path, cfg: Mapping, repo: str | Path,
-                 extra: Mapping | None = None) -> dict:
-    """Write ``files`` (paths relative to the working directory, kept as they are in the archive),
-    the resolved config and the manifest to ``out`` (a .tar.gz, atomically). Returns the manifest."""
+def _entries(files: Iterable[str | Path], out: str | Path) -> dict[str, bytes]:
     entries = {}
     for f in sorted({str(PurePosixPath(Path(f))) for f in files}):
         _check_name(f, out)
         entries[f] = Path(f).read_bytes()
+    return entries
+
+
+def write_bundle(files: Iterable[str | Path], out: str | Path, cfg: Mapping, repo: str | Path,
+                 extra: Mapping | None = None, report: Iterable[str | Path] = ()) -> dict:
+    """Write ``files`` (paths relative to the working directory, kept as they are in the archive),
+    the resolved config and the manifest to ``out`` (a .tar.gz, atomically); ``report``: report
+    outputs carried beside them (the figures' CSVs), listed apart and never unpacked. Returns the
+    manifest."""
+    entries = _entries(files, out)
+    shown = _entries(report, out)
+    both = sorted(set(entries) & set(shown))
+    if both:
+        raise InputError(out, None, "report files apart from the report's inputs", both[0])
     config_text = config_yaml(cfg).encode()
     manifest = {
         "format": FORMAT,
@@ -90,11 +104,13 @@ def write_bundle(files: Iterable[str | Path], out: str | Path, cfg: Mapping, rep
         **dict(extra or {}),
         "files": {name: {"sha256": _sha256(data), "bytes": len(data)} for name, data in entries.items()},
     }
+    if shown:
+        manifest["report"] = {name: {"sha256": _sha256(data), "bytes": len(data)} for name, data in shown.items()}
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         tar.addfile(*_member(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode()))
         tar.addfile(*_member(CONFIG, config_text))
-        for name, data in entries.items():
+        for name, data in sorted({**entries, **shown}.items()):
             tar.addfile(*_member(name, data))
     with atomic_write(out, "wb") as fh:
         # mtime=0 and no file name in the gzip header: the same results give the same bytes
@@ -117,7 +133,13 @@ class Bundle:
 
     @property
     def files(self) -> list[str]:
+        """The report's inputs: what unpacking writes."""
         return sorted(self.manifest["files"])
+
+    @property
+    def report(self) -> list[str]:
+        """The report outputs it carries (the figures' CSVs; none in a bundle made before them)."""
+        return sorted(self.manifest.get("report") or {})
 
 
 def _read(archive: Path) -> dict[str, bytes]:
@@ -171,7 +193,7 @@ def check_bundle(archive: str | Path, cfg: Mapping) -> Bundle:
         raise InputError(archive, None, f"a bundle made with the config it is used with; it was made with "
                          f"another config: keys {', '.join(differ) or '(order or defaults)'} differ. "
                          f"{_config_hint(archive)}")
-    listed = manifest.get("files") or {}
+    listed = {**(manifest.get("report") or {}), **(manifest.get("files") or {})}
     for name in sorted(set(listed) | set(members)):
         if name not in members:
             raise InputError(f"{archive}:{name}", None, "the file the manifest lists", "missing")

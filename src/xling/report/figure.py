@@ -1,12 +1,38 @@
-"""Figure 3: grouped bars per task (panel) and language pair (group) across settings (bars)."""
+"""Figure 3: grouped bars per task (panel) and language pair (group) across settings (bars), and
+its CSV: one row per bar, with the cell's 95% interval over its replicates."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from xling.report.aggregate import Table1
+from xling.report.csvout import write_rows_csv
 from xling.report.plotting import pyplot, save_figure
 from xling.report.render import TASK_TITLES
+
+FIGURE3_FIELDS = ["task", "target", "setting", "label", "score", "low", "high", "replicates", "result_files", "note"]
+
+
+def figure3_rows(t: Table1) -> list[dict]:
+    """One row per bar of Figure 3 (task, target language, setting): the Table 1 cell it draws, its
+    95% t interval over the replicates where it has two or more, how many replicates and result
+    files are behind it; a cell without results has no score (the figure's ×), and ``note`` says
+    why when its column was not run."""
+    rows = []
+    for task in t.tasks:
+        for lang in t.targets:
+            for s in t.settings:
+                iv = t.value_intervals.get((s, task, lang))
+                rows.append({"task": task, "target": lang, "setting": s, "label": t.labels[s],
+                             "score": t.values[(s, task, lang)], "low": iv.low if iv else None,
+                             "high": iv.high if iv else None, "replicates": iv.n if iv else 0,
+                             "result_files": t.n_cells.get((s, task, lang), 0),
+                             "note": t.unavailable.get((task, lang), "")})
+    return rows
+
+
+def write_figure3_csv(t: Table1, path: Path) -> None:
+    write_rows_csv(figure3_rows(t), FIGURE3_FIELDS, path)
 
 
 def figure3(t: Table1, out_png: Path, out_pdf: Path, title: str | None = None) -> None:

@@ -151,13 +151,41 @@ def _md_table(sel: Sequence[dict], columns: list[str]) -> list[str]:
     return lines
 
 
-def figure7_8(result: dict, direction: str, out_png: Path, out_pdf: Path, title: str | None = None) -> None:
-    """Convert rate (Figure 7) and BLEU-1 (Figure 8b) against the layer, one line per alpha, for one
-    direction of one model; the unshifted BLEU-1 dotted."""
+FIGURE7_8_FIELDS = ["model", "size", "direction", "alpha", "layer", "convert_rate", "bleu1"]
+
+
+def _direction_scores(result: dict, direction: str) -> list[dict]:
     src, tgt = direction.split("-")
     scores = [s for s in result["scores"] if (s["src"], s["tgt"]) == (src, tgt)]
     if not scores:
         raise ValueError(f"token translation figure: no scores for {direction} in {result.get('model')}")
+    return scores
+
+
+def figure7_8_rows(result: dict, direction: str) -> list[dict]:
+    """Figures 7-8's points: per shifting weight alpha > 0 (a line of each panel) and layer shifted,
+    the convert rate and BLEU-1; then the unshifted scores (alpha 0, no layer: the dotted line)."""
+    scores = _direction_scores(result, direction)
+    base = {"model": result["model"], "size": None if result["size"] is None else int(result["size"]),
+            "direction": direction}
+    rows = [{**base, "alpha": float(s["alpha"]), "layer": int(s["layer"]), "convert_rate": s["convert_rate"],
+             "bleu1": float(s["bleu1"])}
+            for s in sorted((s for s in scores if s["alpha"] > 0), key=lambda s: (s["alpha"], s["layer"]))]
+    none = next((s for s in scores if s["alpha"] == 0), None)
+    if none is not None:
+        rows.append({**base, "alpha": 0.0, "layer": None, "convert_rate": none["convert_rate"],
+                     "bleu1": float(none["bleu1"])})
+    return rows
+
+
+def write_figure7_8_csv(result: dict, direction: str, path: Path) -> None:
+    write_rows_csv(figure7_8_rows(result, direction), FIGURE7_8_FIELDS, path)
+
+
+def figure7_8(result: dict, direction: str, out_png: Path, out_pdf: Path, title: str | None = None) -> None:
+    """Convert rate (Figure 7) and BLEU-1 (Figure 8b) against the layer, one line per alpha, for one
+    direction of one model; the unshifted BLEU-1 dotted."""
+    scores = _direction_scores(result, direction)
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     cmap = plt.get_cmap("viridis")

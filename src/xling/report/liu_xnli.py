@@ -98,11 +98,26 @@ def write_table4(rows: Sequence[dict], labels: dict[str, str], md: Path, csv_pat
         fh.write("\n".join(lines))
 
 
+FIGURE_FIELDS = ["size", "model", "language", "test", "chance"]
+CHANCE = 100 / 3  # three classes
+
+
+def xnli_figure_rows(rows: Sequence[dict]) -> list[dict]:
+    """The figure's bars: test accuracy per (size, model, language) of the study's models (m-BERT,
+    of no size, is in Table 4 only), chance beside it (its dotted line)."""
+    return [{"size": r["size"], "model": r["model"], "language": r["language"], "test": r["test"], "chance": CHANCE}
+            for r in rows if r["size"] is not None]
+
+
+def write_xnli_figure_csv(rows: Sequence[dict], path: Path) -> None:
+    write_rows_csv(xnli_figure_rows(rows), FIGURE_FIELDS, path)
+
+
 def xnli_figure(rows: Sequence[dict], labels: dict[str, str], out_png: Path, out_pdf: Path,
                 title: str | None = None) -> None:
     """Figures 2, 4, 6 in one: test accuracy per language, one bar per model, one panel per size."""
     plt = pyplot()
-    rows = [r for r in rows if r["size"] is not None]  # the study's models; m-BERT is in the table
+    rows = xnli_figure_rows(rows)  # the study's models; m-BERT is in the table
     sizes = sorted({r["size"] for r in rows})
     models = list(dict.fromkeys(r["model"] for r in rows))
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 3.6), squeeze=False, sharey=True)
@@ -113,7 +128,7 @@ def xnli_figure(rows: Sequence[dict], labels: dict[str, str], out_png: Path, out
             acc = {r["language"]: r["test"] for r in rows if r["size"] == size and r["model"] == model}
             xs = [i + (k - (len(models) - 1) / 2) * width for i in range(len(langs))]
             ax.bar(xs, [acc.get(l, 0.0) for l in langs], width, label=labels.get(model, model))
-        ax.axhline(100 / 3, color="grey", linestyle=":", linewidth=1, label="chance")
+        ax.axhline(CHANCE, color="grey", linestyle=":", linewidth=1, label="chance")
         ax.set_xticks(range(len(langs)), langs)
         ax.set_title(f"{size:,} sentences per language")
         ax.set_ylabel("XNLI test accuracy")

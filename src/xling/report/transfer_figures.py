@@ -22,6 +22,8 @@ from xling.report.plotting import pyplot, save_and_close
 MODELS = {"mlm_align": "MLM align", "bimlm": "biMLM", "bimlm_w": "biMLM + W"}
 TASK_TITLES = {"ner": "NER (F1)", "parsing": "Parsing (LAS)"}
 CSV_FIELDS = ["task", "pair", "layer", "model", "metric", "tgt_test", "en_dev"]
+FIGURE5_MODELS = ("mlm_align", "bimlm")  # as the figures draw them: solid, dashed
+FIGURE8_MODELS = ("bimlm_w", "bimlm")
 
 
 def check_transfer(results: list[dict]) -> list[dict]:
@@ -75,23 +77,46 @@ def _figure(results: list[dict], models: tuple[str, str], out_png: Path, out_pdf
 
 def figure5(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:
     """Per task, the target score against layer: MLM align (solid) and biMLM (dashed) per pair."""
-    _figure(results, ("mlm_align", "bimlm"), out_png, out_pdf, title)
+    _figure(results, FIGURE5_MODELS, out_png, out_pdf, title)
 
 
 def figure8(results: list[dict], out_png: Path, out_pdf: Path, title: str | None = None) -> None:
     """Appendix Figure 8: biMLM + W (solid) against biMLM (dashed)."""
-    _figure(results, ("bimlm_w", "bimlm"), out_png, out_pdf, title)
+    _figure(results, FIGURE8_MODELS, out_png, out_pdf, title)
 
 
-def write_transfer_csv(results: list[dict], path: Path) -> None:
+def transfer_rows(results: list[dict], models=tuple(MODELS)) -> list[dict]:
+    """One row per (task, pair, layer, model) of ``models``: the target test score a figure plots,
+    the English dev score the cells were chosen by beside it."""
+    return [{"task": r["task"], "pair": r["pair"], "layer": r["layer"], "model": m, "metric": r.get("metric", ""),
+             "tgt_test": float(r["tgt_test"][m]), "en_dev": float(r["en_dev"][m])}
+            for r in check_transfer(results) for m in models]
+
+
+def write_transfer_csv(results: list[dict], path: Path, models=tuple(MODELS)) -> None:
     with atomic_write(path) as fh:
         w = csv.DictWriter(fh, fieldnames=CSV_FIELDS, lineterminator="\n")
         w.writeheader()
-        for r in check_transfer(results):
-            for m in MODELS:
-                w.writerow({"task": r["task"], "pair": r["pair"], "layer": r["layer"], "model": m,
-                            "metric": r.get("metric", ""), "tgt_test": round(float(r["tgt_test"][m]), 4),
-                            "en_dev": round(float(r["en_dev"][m]), 4)})
+        for row in transfer_rows(results, models):
+            w.writerow({**row, "tgt_test": round(row["tgt_test"], 4), "en_dev": round(row["en_dev"], 4)})
+
+
+def figure5_rows(results: list[dict]) -> list[dict]:
+    """Figure 5's points: MLM align and biMLM per task, pair and layer."""
+    return transfer_rows(results, FIGURE5_MODELS)
+
+
+def figure8_rows(results: list[dict]) -> list[dict]:
+    """Figure 8's points: biMLM + W and biMLM per task, pair and layer."""
+    return transfer_rows(results, FIGURE8_MODELS)
+
+
+def write_figure5_csv(results: list[dict], path: Path) -> None:
+    write_transfer_csv(results, path, FIGURE5_MODELS)
+
+
+def write_figure8_csv(results: list[dict], path: Path) -> None:
+    write_transfer_csv(results, path, FIGURE8_MODELS)
 
 
 def transfer_markdown(results: list[dict]) -> str:

@@ -27,6 +27,7 @@ from xling.report.analysis_figures import (
     line_axes,
     pair_label,
 )
+from xling.report.csvout import write_rows_csv
 from xling.report.plotting import pyplot, save_and_close
 
 DIRECTIONS = ("forward", "reverse")
@@ -111,18 +112,22 @@ def figure4b(results: list[dict], out_png: Path, out_pdf: Path, title: str | Non
                        "Layer (L0 = embeddings); dashed: fastText on the same words", out_png, out_pdf, title)
 
 
+def _scores_row(r: dict, vectors: str, layer, s: dict, d: str) -> dict:
+    """One direction's scores of one kind of vectors (at a layer for 4b's contextual vectors)."""
+    vocab = s.get("vocab") or [None, None]
+    return {"pair": r["pair"], "vectors": vectors, "layer": layer, "direction": r.get(d, d),
+            "p_at_1": float(s["p_at_1"]), "train_pairs": s.get("train_pairs"), "test_sources": s.get("test_sources"),
+            "vocab_source": vocab[0], "vocab_target": vocab[1]}
+
+
 def figure4_rows(results: list[dict]) -> list[dict]:
-    """One CSV row per (figure, pair, vectors, layer, direction)."""
+    """One CSV row per (figure, pair, vectors, layer, direction): both directions, as the tables."""
     rows = []
 
     def add(figure: str, r: dict, vectors: str, layer, scores: dict) -> None:
         for d in DIRECTIONS:
-            s = scores[d]
-            vocab = s.get("vocab") or [None, None]
-            rows.append({"figure": figure, "pair": r["pair"], "vectors": vectors, "layer": layer,
-                         "direction": r.get(d, d), "p_at_1": round(float(s["p_at_1"]), 4),
-                         "train_pairs": s.get("train_pairs"), "test_sources": s.get("test_sources"),
-                         "vocab_source": vocab[0], "vocab_target": vocab[1]})
+            row = _scores_row(r, vectors, layer, scores[d], d)
+            rows.append({"figure": figure, **row, "p_at_1": round(row["p_at_1"], 4)})
 
     for r in check_figure4(results):
         add("4a", r, "mlm_embedding", "", r["embedding"]["mlm"])
@@ -138,6 +143,38 @@ def write_figure4_csv(results: list[dict], path: Path) -> None:
         w = csv.DictWriter(fh, fieldnames=CSV_FIELDS, lineterminator="\n")
         w.writeheader()
         w.writerows(figure4_rows(results))
+
+
+FIGURE4A_FIELDS = ["pair", "direction", "vectors", "p_at_1", "train_pairs", "test_sources", "vocab_source",
+                   "vocab_target"]
+FIGURE4B_FIELDS = ["pair", "direction", "vectors", "layer", "p_at_1", "train_pairs", "test_sources",
+                   "vocab_source", "vocab_target"]
+
+
+def figure4a_rows(results: list[dict]) -> list[dict]:
+    """Figure 4a's bars: per pair (the plotted direction, MUSE's), the MLM's embeddings and fastText."""
+    return [_scores_row(r, vectors, None, r["embedding"][method]["forward"], "forward")
+            for r in check_figure4(results) for method, vectors in (("mlm", "mlm_embedding"), ("fasttext", "fasttext"))]
+
+
+def figure4b_rows(results: list[dict]) -> list[dict]:
+    """Figure 4b's points: per pair, the contextual vectors' P@1 at each layer, then fastText on the
+    same words (its dashed line: no layer)."""
+    rows = []
+    for r in check_figure4(results):
+        ctx = r["contextual"]
+        rows += [_scores_row(r, "mlm_contextual", layer, s["forward"], "forward")
+                 for layer, s in zip(ctx["layers"], ctx["mlm"])]
+        rows.append(_scores_row(r, "fasttext", None, ctx["fasttext"]["forward"], "forward"))
+    return rows
+
+
+def write_figure4a_csv(results: list[dict], path: Path) -> None:
+    write_rows_csv(figure4a_rows(results), FIGURE4A_FIELDS, path)
+
+
+def write_figure4b_csv(results: list[dict], path: Path) -> None:
+    write_rows_csv(figure4b_rows(results), FIGURE4B_FIELDS, path)
 
 
 def figure4_markdown(results: list[dict]) -> str:
