@@ -206,3 +206,22 @@ def test_checkpoints_of_other_params_are_not_resumed(tmp_path):
     _checkpoint(save / "checkpoint_last.pt", 10)
     assert "finished" in claim_save_dir(save, log, "B\n", 10)
     assert checkpoint_updates(previous / "checkpoint_last.pt") == 10 and not (save / "checkpoint_last.pt").exists()
+
+
+def test_fairseq_imports_the_same_xling_as_the_job(tmp_path, monkeypatch):
+    """fairseq-train loads our plugin, which imports xling: from this process's checkout, even
+    where the environment would give the child another one (an editable install of another
+    checkout; here another xling first on PYTHONPATH)."""
+    import subprocess
+    import sys
+
+    import xling
+    from xling.pretrain.run import fairseq_env
+
+    other = tmp_path / "other"
+    (other / "xling").mkdir(parents=True)
+    (other / "xling" / "__init__.py").write_text("")
+    monkeypatch.setenv("PYTHONPATH", str(other))
+    out = subprocess.run([sys.executable, "-c", "import xling; print(xling.__file__)"], cwd=tmp_path,
+                         env=fairseq_env(1), capture_output=True, text=True, check=True).stdout.strip()
+    assert out == xling.__file__

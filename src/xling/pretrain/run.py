@@ -22,6 +22,7 @@ from xling.pretrain.schedule import batch_layout, schedule
 from xling.pretrain.tokens import matched_recipe
 
 START_MARK = "=== xling pretrain start "
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the directory this xling is imported from
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| INFO \| (\S+) \| (\{.*\})\s*$")
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \|")
 
@@ -31,6 +32,9 @@ def fairseq_env(threads: int | None = None) -> dict[str, str]:
     cores: an oversubscribed CPU made a tiny step 10-30x slower with 2 threads than with 1."""
     # fairseq 0.12 calls torch.load without weights_only=False (torch >= 2.6 defaults to True)
     env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    # the plugin fairseq loads imports xling: the same xling as this process's (the checkout whose
+    # workflow runs), not whichever an editable install or site-packages would give the child
+    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])
     if threads:
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     return env
