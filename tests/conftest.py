@@ -22,6 +22,13 @@ for path in (str(TESTS), str(TESTS.parent / "workflow" / "scripts")):
 import torch  # noqa: E402
 
 from support.slice import Snapshot, link_copy, report_configs, run_report, run_slice, slice_configs  # noqa: E402
+from support.xdist_groups import (  # noqa: E402, F401 - the last three: pytest-xdist's hooks (see there)
+    group_of,
+    publish_groups,
+    pytest_configure_node,
+    pytest_unconfigure,
+    pytest_xdist_make_scheduler,
+)
 
 # --- torch's threads ---------------------------------------------------------------------------
 # Under xdist every worker is a process of its own: two workers with torch's default (a thread per
@@ -145,11 +152,6 @@ def tools(tmp_path_factory):
 # --- marks and xdist groups --------------------------------------------------------------------
 
 
-def _group(item) -> str:
-    mark = item.get_closest_marker("xdist_group")
-    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """A test that takes a shared slice fixture is `slow` and in xdist group "slice": one worker
@@ -161,8 +163,9 @@ def pytest_collection_modifyitems(config, items):
         if SLICE_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.xdist_group("slice"))
-        elif item.get_closest_marker("xdist_group") is None:
+        elif group_of(item) is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        slow = {_group(item) for item in items if item.get_closest_marker("slow")}
-        items[:] = sorted(items, key=lambda item: (_group(item) != "slice", _group(item) not in slow))
+        slow = {group_of(item) for item in items if item.get_closest_marker("slow")}
+        items[:] = sorted(items, key=lambda item: (group_of(item) != "slice", group_of(item) not in slow))
+        publish_groups(config, items)
