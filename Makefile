@@ -52,7 +52,7 @@ report-from-bundle: venv
 # The suite on every core (pytest-xdist; tests/conftest.py keeps the end-to-end slice's tests on one
 # worker, each other file's on one), the 15 slowest listed at the end. TEST_JOBS=0: one process.
 TEST_JOBS ?= auto
-TEST_ARGS = -n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder --durations=15
+TEST_ARGS = -n $(TEST_JOBS) --dist loadgroup --durations=15
 test: venv
 	$(PY) -m pytest -q $(TEST_ARGS)
 
