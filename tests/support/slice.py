@@ -1,6 +1,6 @@
 """The demo's slice: the repository's Snakefile on the tiny testbed, reduced to one (setting, pair,
 task) and Figures 4-6 of that pair, run once per test session and shared by the end-to-end tests
-(tests/conftest.py's ``slice_run`` and ``slice_copy``).
+(tests/conftest.py's ``slice_run``, ``slice_report_run`` and ``slice_copy``).
 
 The shared run is read-only: a test that only reads its outputs or dry-runs on it uses it as it is;
 a test that runs jobs on it works on a copy (``link_copy``) whose result files are hard links to
