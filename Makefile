@@ -21,7 +21,7 @@ endif
 # wheelhouse: PY names the target Python's version (`make wheelhouse PY=3.12`); default the venv's
 WHEELHOUSE_PY = $(if $(findstring /,$(PY)),,--python $(PY))
 
-.PHONY: venv demo demo-full demo-liu bundle report-from-bundle targets refit test test-fast test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
+.PHONY: venv demo demo-full demo-liu bundle report-from-bundle targets refit test test-fast test-shuffled test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -68,8 +68,12 @@ refit: venv
 	$(SNAKEMAKE) --profile $(PROFILE) $(if $(CONFIGFILE),--configfile $(CONFIGFILE)) $(ARGS) \
 		--forcerun $(if $(RETRAIN),pretrain) $$rules -- $(TARGET)
 
+# The suite on every core (pytest-xdist; tests/conftest.py keeps the end-to-end slice's tests on one
+# worker, each other file's on one), the 15 slowest listed at the end. TEST_JOBS=0: one process.
+TEST_JOBS ?= auto
+TEST_ARGS = -n $(TEST_JOBS) --dist loadgroup --durations=15
 test: venv
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(TEST_ARGS)
 
 # Python (ruff), the rule files' layout (snakefmt) and Snakemake's own checks of the workflow
 # (all but the one lint our layout disagrees with: scripts/lint_workflow.py says why)
@@ -80,7 +84,14 @@ lint: venv
 	$(PY) scripts/lint_workflow.py
 
 test-fast: venv
-	$(PY) -m pytest -q -m "not slow and not slurm"
+	$(PY) -m pytest -q $(TEST_ARGS) -m "not slow and not slurm"
+
+# The suite in a shuffled order, so that a test that passes only after another one shows itself;
+# the seed is printed first, SEED=<n> repeats an order
+SEED ?=
+test-shuffled: venv
+	@seed=$(SEED); seed=$${seed:-$$(date +%s)}; echo "test order: --random-order-seed=$$seed"; \
+	$(PY) -m pytest -q $(TEST_ARGS) --random-order-bucket=global --random-order-seed=$$seed
 
 # The GPU paths on one CUDA device (tests/test_gpu.py and the other `gpu`-marked tests); each is
 # skipped, with the reason, where CUDA is absent. It needs no venv: a GPU node's own Python runs it

@@ -1,12 +1,11 @@
 """fast_align built from its source release (the copy the package ships for the testbed, or the
 offline mirror in ../shared/tools), aligning
 hand-made sentence pairs whose links can be checked by eye, atools' grow-diag-final-and, and the
-one-to-one filter."""
+one-to-one filter. The fixture `tools` (tests/conftest.py) builds fast_align once per session."""
 
 from __future__ import annotations
 
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,10 +13,6 @@ import pytest
 
 from xling.analysis.fastalign import align, build_fast_align, find_cmake, one_to_one, parse_links
 from xling.errors import InputError
-
-TOOLS_DIR = Path(__file__).resolve().parents[2] / "shared" / "tools"
-PACKAGED = Path(__file__).resolve().parents[1] / "src" / "xling" / "data"
-TARBALLS = sorted(PACKAGED.glob("fast_align-*.tar.gz")) + sorted(TOOLS_DIR.glob("fast_align-*.tar.gz"))
 
 
 def test_one_to_one_keeps_links_of_words_with_a_single_link():
@@ -30,15 +25,6 @@ def test_parse_links_names_the_bad_line(tmp_path):
     assert parse_links("0-0 1-2\n") == [(0, 0), (1, 2)]
     with pytest.raises(InputError, match=r"x\.align:7.*'i-j'"):
         parse_links("0-0 1:2", (tmp_path / "x.align", 7))
-
-
-@pytest.fixture(scope="module")
-def tools(tmp_path_factory):
-    if not TARBALLS:
-        pytest.skip(f"no fast_align source tarball in {TOOLS_DIR}")
-    if not (find_cmake() and (shutil.which("g++") or shutil.which("c++"))):
-        pytest.skip("building fast_align needs cmake and a C++ compiler")
-    return build_fast_align(TARBALLS[0], tmp_path_factory.mktemp("bin") / "fast_align")
 
 
 def test_build_gives_both_binaries(tools):

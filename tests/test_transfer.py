@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_fastalign import tools  # noqa: F401 - the fixture that builds fast_align
 from torch import nn
 
 from xling.analysis.align import apply_iterative_normalization, fit_iterative_normalization, iterative_normalize
@@ -62,7 +61,7 @@ def identity(words):
     return [[w] for w in words]
 
 
-def test_planted_rotation_is_recovered_through_links_maps_and_bottom(tools, tmp_path):  # noqa: F811
+def test_planted_rotation_is_recovered_through_links_maps_and_bottom(tools, tmp_path):
     rng = np.random.default_rng(1)
     n, dim = 30, 8
     en = [f"w{i}" for i in range(n)]

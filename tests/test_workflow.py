@@ -6,22 +6,14 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from support.slice import FIGURE_TARGETS, SLICE_TARGETS, snakemake
 from xling.config import REPO
-
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-
-
-def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    # no PYTHONPATH: the workflow puts the checkout's src/ on the path itself (workflow/scripts/_setup.py)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
 def job_counts(output: str) -> dict[str, int]:
@@ -141,48 +133,6 @@ def test_bad_config_stops_before_any_job(tmp_path):
     assert "'per_language_prefixed'" in out
     assert "unknown key(s) 'layer'" in out
     assert not (tmp_path / "results").exists()
-
-
-def _slice_config(tmp_path: Path) -> Path:
-    """The demo on the tiny testbed, reduced to what one (setting, pair, task) job needs."""
-    cfg = {
-        "run_name": "slice",
-        # tiny, but with enough NER sentences for a tagger to learn the entities
-        "testbed": {"scale": "tiny", "seed": 7, "wiki_sentences": 1500, "ner_train": 600, "ner_dev": 100,
-                    "ner_test": 100},
-        "download": {"mirror": "results/slice/testbed/mirror"},
-        "licensed": {"conll2003_en": {"path": "results/slice/testbed/mirror/licensed/conll2003"},
-                     "levow_zh": {"path": "results/slice/testbed/mirror/licensed/levow"}},
-        "pairs": ["en-fr"],
-        "monolingual": {"languages": ["en", "fr"]},
-        "analysis": {"align_sentences": 100, "transfer": {"tasks": ["ner"], "layers": [2], "rows": 100}},
-        "preprocess": {"valid_lines": 50, "test_lines": 50, "shards": 2},
-        "pretrain": {"batch_size_per_gpu": 32, "streams_per_epoch_per_gpu": 40 * 32, "max_epoch": 1,
-                     "warmup_updates": 20},
-        "finetune": {"tasks": ["ner"], "ner": {"epochs": 3}},
-    }
-    path = tmp_path / "slice.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-SLICE_TARGETS = ["results/slice/finetune/default/en-fr/seed1/ner/bs32_lr0.0005/seed1/result.json",
-                 "results/slice/analysis/retrieval/en-fr.json", "results/slice/hf/default/en-fr"]
-# Figures 4 and 5 of the slice's pair (built by the slice run; the rerun test below leaves them out)
-FIGURE_TARGETS = ["results/slice/analysis/words/en-fr.json", "results/slice/analysis/transfer/ner/en-fr/L2.json"]
-
-
-@pytest.fixture(scope="module")
-def slice_run(tmp_path_factory):
-    """The demo on the tiny testbed, run once for the tests below: testbed -> download (mirror) ->
-    extract/tokenise/split -> BPE -> binarise -> fairseq MLM -> NER fine-tuning, Figure 6's job and
-    the transformers export of the bilingual model."""
-    workdir = tmp_path_factory.mktemp("slice")
-    configs = [str(REPO / "config" / "demo.yaml"), str(_slice_config(workdir))]
-    proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", *SLICE_TARGETS, *FIGURE_TARGETS,
-                     timeout=1200)
-    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
-    return workdir, configs
 
 
 @pytest.mark.slow
@@ -320,16 +270,16 @@ def test_the_aligner_is_a_tracked_param(slice_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_snakemake_report_shows_the_marked_results_in_a_browser(slice_run, tmp_path):
+def test_snakemake_report_shows_the_marked_results_in_a_browser(slice_report_run, tmp_path):
     """`snakemake --report` after a run: a self-contained zip and page holding the marked results
-    (here the anchor table, built for the purpose) with their categories and captions; opened in
+    (here the anchor table, which the report stage built) with their categories and captions; opened in
     headless Chromium, the page lists the table under its category."""
     import zipfile
 
     from support.browser import chromium
     from xling.report.browser import check_report, rendered_dom, visible_text
 
-    workdir, configs = slice_run
+    workdir, configs = slice_report_run
     target = "results/slice/report/anchors.md"
     proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", target)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -488,20 +438,14 @@ REPORT_STAGE = {"unpack_bundle", "table1", "findings", "anchors_table", "compute
 
 
 @pytest.mark.slow
-def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice_run, tmp_path):
+def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice_report_run, tmp_path):
     """The slice's finished run as a bundle; unpacked in a fresh working directory with nothing
     else, `report` plans the report jobs only and writes byte-identical tables and figure CSVs. A
     tampered bundle stops planning with the file named, and nothing is written."""
     import shutil
     import tarfile
 
-    workdir, configs = slice_run
-    # without Liu et al.; the slice's 15-way file has 100 rows
-    (tmp_path / "nolu.yaml").write_text("liu2020: {languages: []}\n"
-                                        "analysis: {cka_sentences: 100, shared_space: {rows: 100}}\n")
-    configs = [*configs, str(tmp_path / "nolu.yaml")]
-    proc = snakemake(workdir, "--cores", "2", "--configfile", *configs, "--", "bundle", "report", timeout=1800)
-    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-4000:])
+    workdir, _ = slice_report_run  # the slice after `bundle report` (support.slice.run_report)
     run = workdir / "results/slice"
     fresh = tmp_path / "fresh"
     fresh.mkdir()
@@ -542,11 +486,11 @@ def test_a_bundle_rebuilds_every_table_and_figure_without_any_upstream_job(slice
 
 
 @pytest.mark.slow
-def test_a_grid_of_several_learning_rates_trains_as_one_job(slice_run, tmp_path):
+def test_a_grid_of_several_learning_rates_trains_as_one_job(slice_copy, tmp_path):
     """With two NER learning rates at one batch size, one finetune_grid_ner job writes both cells'
     result.json where the cell jobs would, each its own hp and meta; the ledger counts it once.
     (That grid jobs equal separate jobs is tests/test_finetune_grid.py's, with dropout off.)"""
-    workdir, configs = slice_run
+    workdir, configs = slice_copy
     (tmp_path / "grid.yaml").write_text("finetune: {ner: {grid: {batch_size: [32], lr: [5.0e-4, 1.0e-4]}}}\n")
     cells = [f"results/slice/finetune/default/en-fr/seed1/ner/bs32_lr{lr}/seed1/result.json"
              for lr in ("0.0005", "0.0001")]

@@ -5,5 +5,7 @@ shipped package ``xling``. Imported as ``support.<module>`` with ``tests/`` on s
 * ``toy_data``: tiny binarised corpora and the ``TINY_MODEL``/``TINY_PRETRAIN`` configs;
 * ``inprocess``: fairseq's task/model/criterion/trainer built inside this process;
 * ``local_slurm``: a throw-away one-machine SLURM (``python -m support.local_slurm``);
-* ``slurm_run``: runs Snakemake through the SLURM profile and reads back the jobs it submitted.
+* ``slurm_run``: runs Snakemake through the SLURM profile and reads back the jobs it submitted;
+* ``slice``: the demo's slice run once per session for the end-to-end tests, and hard-link copies of it;
+* ``xdist_groups``: pytest-xdist's workers get whole groups of tests (tests/conftest.py assigns them).
 """
