@@ -58,6 +58,8 @@ SKIPPED = {
     "make wheelhouse": "needs a package index and a GPU node to copy to (tests/test_wheelhouse.py builds one)",
     "scripts/slurm_cluster.sh start": "needs root and SLURM's daemons (the `slurm`-marked tests run this harness)",
     "--report results/demo/report.html": "needs a finished `make demo`: Snakemake's report reads its outputs",
+    "scripts/probe_regime.py": "the regime probe itself: eight models and their fine-tunings, hours on 2 cores "
+                               "(tests/test_probe_regime.py checks what it reads and writes)",
 }
 # Shell blocks run for real (seconds, and a dry run cannot show them working), and what they need
 # in the working directory first
