@@ -11,9 +11,16 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from scipy import stats
-
 LEVEL = 0.95
+
+
+def _ppf(dist: str, q: float, *args: float) -> float:
+    """The ``q`` quantile of scipy.stats' ``dist``. scipy.stats takes about a second to import, and
+    every dry run imports this module (the planner checks bundles through xling.report) without
+    computing an interval: it is imported when the first interval is."""
+    from scipy import stats
+
+    return float(getattr(stats, dist).ppf(q, *args))
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ def contrast_interval(groups: Sequence[Sequence[float]], weights: Sequence[float
     if total == 0:
         return Interval(est, est, est, n_min)
     df = total ** 2 / sum(vi * vi / (n - 1) for vi, (_, _, n) in zip(v, used))
-    half = float(stats.t.ppf(0.5 + level / 2, df)) * math.sqrt(total)
+    half = _ppf("t", 0.5 + level / 2, df) * math.sqrt(total)
     return Interval(est, est - half, est + half, n_min)
 
 
@@ -76,7 +83,7 @@ def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interv
     test sentences, not seeds, are the sample."""
     if trials < 1:
         raise ValueError("a proportion needs at least one trial")
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = _ppf("norm", 0.5 + level / 2)
     p = successes / trials
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
