@@ -3,14 +3,13 @@ against the config it is used with before anything is written."""
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-import tarfile
 
 import pytest
 import yaml
 
+from support.archive import members as tar_members
+from support.archive import rewrite as tar_rewrite
 from xling.errors import InputError
 from xling.report.bundle import CONFIG, MANIFEST, check_bundle, config_digest, unpack_bundle, write_bundle
 
@@ -30,25 +29,10 @@ def run(tmp_path, monkeypatch):
     return tmp_path, files
 
 
-def _members(archive) -> dict[str, bytes]:
-    with tarfile.open(archive, "r:gz") as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
-
-
-def _rewrite(archive, members: dict[str, bytes]) -> None:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    archive.write_bytes(gzip.compress(raw.getvalue()))
-
-
 def test_a_bundle_holds_the_files_the_config_and_a_manifest_of_their_digests(run):
     tmp, files = run
     manifest = write_bundle(files, "out/bundle.tar.gz", CFG, tmp, extra={"ner_unavailable": {}})
-    members = _members(tmp / "out/bundle.tar.gz")
+    members = tar_members(tmp / "out/bundle.tar.gz")
     assert set(members) == {MANIFEST, CONFIG, *files}
     assert yaml.safe_load(members[CONFIG]) == CFG
     stored = json.loads(members[MANIFEST])
@@ -79,7 +63,7 @@ def test_a_tampered_bundle_names_the_file_at_fault(run, damage, named):
     tmp, files = run
     write_bundle(files, "bundle.tar.gz", CFG, tmp)
     archive = tmp / "bundle.tar.gz"
-    members = _members(archive)
+    members = tar_members(archive)
     if damage == "altered":
         name = next(n for n in members if n.endswith("result.json"))
         members[name] = b'{"tgt_test": 99.0}\n'
@@ -87,7 +71,7 @@ def test_a_tampered_bundle_names_the_file_at_fault(run, damage, named):
         del members[next(n for n in members if n.endswith("anchors.json"))]
     else:
         members["results/t/stray.json"] = b"{}"
-    _rewrite(archive, members)
+    tar_rewrite(archive, members)
     with pytest.raises(InputError, match=named) as err:
         check_bundle(archive, CFG)
     assert str(archive) in str(err.value)

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from support import archive
 from xling.config import REPO
 from xling.errors import InputError
 from xling.report import build_report
@@ -301,27 +302,13 @@ def test_the_bundle_carries_the_figure_csvs_and_a_rebuilt_report_writes_them_byt
     written = unpack_bundle(run / "bundle.tar.gz", cfg, fresh)
     assert sorted(str(p.relative_to(fresh)) for p in written) == sorted(inputs)  # the results only
     assert not (fresh / "results/t/report").exists()
-    import tarfile
-
-    with tarfile.open(run / "bundle.tar.gz") as tar:
-        carried = {name: tar.extractfile(name).read() for name in csvs}
+    carried = archive.members(run / "bundle.tar.gz")
     for path in report(fresh):
         assert path.read_bytes() == carried[str(path.relative_to(fresh))]
 
     # a carried CSV altered after the fact is named, as a result file is
-    import gzip
-    import io
-
-    with tarfile.open(run / "bundle.tar.gz") as tar:
-        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
-    members[csvs[0]] += b"x"
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    (tmp_path / "tampered.tar.gz").write_bytes(gzip.compress(raw.getvalue()))
+    carried[csvs[0]] += b"x"
+    archive.rewrite(tmp_path / "tampered.tar.gz", carried)
     with pytest.raises(InputError, match=f"tampered.tar.gz:{csvs[0]}: expected sha256"):
         check_bundle(tmp_path / "tampered.tar.gz", cfg)
 

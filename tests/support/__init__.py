@@ -7,5 +7,6 @@ shipped package ``xling``. Imported as ``support.<module>`` with ``tests/`` on s
 * ``local_slurm``: a throw-away one-machine SLURM (``python -m support.local_slurm``);
 * ``slurm_run``: runs Snakemake through the SLURM profile and reads back the jobs it submitted;
 * ``slice``: the demo's slice run once per session for the end-to-end tests, and hard-link copies of it;
+* ``archive``: a bundle's members read and written back, to tamper with it in a test;
 * ``xdist_groups``: pytest-xdist's workers get whole groups of tests (tests/conftest.py assigns them).
 """
