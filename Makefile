@@ -29,7 +29,7 @@ venv:
 demo: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(CONFIG) $(GPU_ARGS) --cores $(CORES) all
 
-# The testbed in the regime where Table 1's findings appear, with 3 pretraining seeds (2 h 45 min on 2 cores)
+# The testbed with 1,000-update models and 3 pretraining seeds (about 2 h 15 min on 2 cores)
 demo-full: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(CONFIG) $(GPU_ARGS) \
 		--cores $(CORES) all
