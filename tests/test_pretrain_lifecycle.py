@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 import torch
 
@@ -116,6 +117,53 @@ def test_a_rank_and_its_workers_die_with_their_launcher():
     launcher.wait()
     left, _ = wait_gone(tree, GONE_WITHIN_S)
     assert not left, f"survived their launcher: {left}"
+
+
+# a "rank" whose daemon thread is inside torch's C++ code (a matrix product releases the GIL) when
+# the rank exits, with a worker; {finish}: whether it took its last update, {end}: how it ends
+FINISHING_RANK = """
+import multiprocessing, os, sys, threading, time
+os.environ["{env}"] = str(os.getppid())
+import torch
+from xling.pretrain import lifecycle
+assert lifecycle.install_rank()
+worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,), daemon=True)
+worker.start()
+print(worker.pid, flush=True)
+a = torch.randn(300, 300)
+def products():
+    while True:
+        a @ a
+threading.Thread(target=products, daemon=True).start()
+time.sleep(0.3)
+if {finish}:
+    lifecycle.last_update_taken()
+{end}
+"""
+
+
+@pytest.mark.parametrize("finish,end,status", [
+    (True, "print('done training', flush=True)", 0),  # finished: status 0 where CPython would abort
+    (True, "raise RuntimeError('the last checkpoint failed')", 1),  # an error: 1, its traceback printed
+    (False, "print('stopped early', flush=True)", -signal.SIGABRT),  # CPython's own exit, as it is
+], ids=["finished", "error after the last update", "before the last update"])
+def test_a_finished_rank_exits_with_status_0_though_a_daemon_thread_is_in_cpp(finish, end, status, tmp_path):
+    """cpython issue 87135: at finalisation, a daemon thread in C++ code is ended by pthread_exit,
+    and libstdc++ aborts the process ("terminate called without an active exception"). The
+    control (no last update) shows the abort happens here; a rank that has trained to the end
+    skips it, with status 0, or 1 after an error, and leaves no worker behind."""
+    code = FINISHING_RANK.format(env=lifecycle.PARENT_ENV, finish=finish, end=end)
+    rank = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    worker = psutil.Process(int(rank.stdout.readline()))
+    out, err = rank.communicate(timeout=60)
+    assert rank.returncode == status, err[-2000:]
+    assert ("terminate called" in err) == (status < 0), err[-2000:]
+    if status == 0:
+        assert out.split() == ["done", "training"]  # what it printed is flushed
+    if status == 1:
+        assert "RuntimeError: the last checkpoint failed" in err
+    left, _ = wait_gone([worker], 2.0)
+    assert not left, "a worker outlived its rank"
 
 
 def test_fairseq_train_runs_from_its_package_where_no_script_is_found(tmp_path, monkeypatch):

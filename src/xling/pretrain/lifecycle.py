@@ -14,6 +14,13 @@ SLURM's final SIGKILL ends the launcher without a word. So:
   a collective, and a Python exit would first try to join its workers); the kernel sends it SIGTERM
   when the launcher dies (``PR_SET_PDEATHSIG``).
 
+A rank that has taken its last update ends the same way at its exit, with status 0, or 1 after an
+error (:func:`last_update_taken`): fairseq leaves daemon threads behind (its buffered iterator's
+consumer, the loaders' queue feeders), and one that is inside torch's C++ code when the interpreter
+finalises is ended by CPython with ``pthread_exit``, whose unwinding through a ``noexcept`` C++ frame
+aborts the process ("terminate called without an active exception", exit -6) after a training that
+finished (cpython issue 87135): the launcher would report a finished job as failed.
+
 A rank stopped in the middle of a checkpoint loses nothing: fairseq writes each checkpoint to a
 temporary file and renames it, and the launcher repairs a ``checkpoint_last.pt`` cut short while
 fairseq copied it (:func:`xling.pretrain.run.repair_last_checkpoint`).
@@ -22,6 +29,7 @@ Only the standard library and psutil: the launcher imports this without torch.""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import os
@@ -40,6 +48,7 @@ PARENT_ENV = "XLING_PRETRAIN_PARENT"
 GRACE_S = 5.0
 _PR_SET_PDEATHSIG = 1
 _installed_in: int | None = None  # the pid install_rank ran in (the plugin's __init__ runs twice)
+_last_update_taken = False
 
 
 class JobStopped(Exception):
@@ -80,6 +89,32 @@ def _stop_rank(signum, frame) -> None:
     os._exit(128 + int(signum))
 
 
+def last_update_taken() -> None:
+    """Called by the rank's task when it trains the job's last update: from then on the rank's
+    exit skips the interpreter's finalisation (:func:`_exit_when_finished`)."""
+    global _last_update_taken
+    _last_update_taken = True
+
+
+def _exit_when_finished() -> None:
+    """At a rank's exit (atexit, before the interpreter finalises), once the last update was
+    taken: the other exit functions run (fairseq's TensorBoard writers, logging's flush,
+    multiprocessing's children), then the process ends, its workers killed, with no finalisation
+    for a daemon thread to abort in: status 1 when an exception ended it (its traceback is
+    printed by then), else 0. Before the last update (an error in setting up, a stop) the exit
+    is Python's own: only there can a status other than 0 and 1 come from a ``SystemExit``."""
+    if not _last_update_taken:
+        return
+    status = 0 if getattr(sys, "last_value", None) is None else 1
+    atexit.unregister(_exit_when_finished)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    kill_descendants()
+    os._exit(status)
+
+
 def _set_parent_death_signal(signum: int) -> bool:
     """Ask the kernel to send ``signum`` to this process when its parent dies (Linux only)."""
     try:
@@ -91,7 +126,8 @@ def _set_parent_death_signal(signum: int) -> bool:
 
 def install_rank() -> bool:
     """In a fairseq-train process started by the launcher (``PARENT_ENV`` set): stop signals end
-    it and its workers, and so does its parent's death. Does nothing elsewhere (a test or a
+    it and its workers, and so does its parent's death; once its last update is taken, so does
+    its normal exit. Does nothing elsewhere (a test or a
     notebook importing the plugin) or off the main thread. Returns whether it installed."""
     global _installed_in
     if _installed_in == os.getpid():
@@ -103,6 +139,7 @@ def install_rank() -> bool:
     for sig in STOP_SIGNALS:
         signal.signal(sig, _stop_rank)
     _set_parent_death_signal(signal.SIGTERM)
+    atexit.register(_exit_when_finished)
     # processes this rank starts itself (fairseq's one per extra GPU) have it as their parent
     os.environ[PARENT_ENV] = str(os.getpid())
     if os.getppid() != int(parent):  # the parent died before the death signal was asked for

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 
@@ -52,6 +53,7 @@ from xling.pretrain.fairseq_plugin.data import (
     SlicedDataset,
     TokenRemapDataset,
 )
+from xling.pretrain.lifecycle import last_update_taken
 from xling.pretrain.names import TASK_NAME
 from xling.pretrain.sampling import language_sampling_probs, resampling_ratios
 from xling.pretrain.vocab import out_of_language_remap, read_language_vocab, replacement_weights
@@ -253,6 +255,8 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
     def train_step(self, sample, model, criterion, optimizer, update_num, ignore_grad=False):
         model.train()
         model.set_num_updates(update_num)
+        if update_num + 1 >= (getattr(self.args, "max_update", 0) or math.inf):
+            last_update_taken()  # the rank's exit may now skip finalisation (xling.pretrain.lifecycle)
         if getattr(_unwrapped(model).encoder, "compiled", False):
             sample = self._static_shape(sample, _unwrapped(model).encoder.max_positions())
         timed = self._first_compiled_step(model, sample)
