@@ -127,8 +127,8 @@ def _set_parent_death_signal(signum: int) -> bool:
 def install_rank() -> bool:
     """In a fairseq-train process started by the launcher (``PARENT_ENV`` set): stop signals end
     it and its workers, and so does its parent's death; once its last update is taken, so does
-    its normal exit. Does nothing elsewhere (a test or a
-    notebook importing the plugin) or off the main thread. Returns whether it installed."""
+    its normal exit. Does nothing elsewhere (a test or a notebook importing the plugin) or off
+    the main thread. Returns whether it installed."""
     global _installed_in
     if _installed_in == os.getpid():
         return True
