@@ -384,6 +384,13 @@ def test_xnli_15way(tmp_path):
     _raises_at(lambda: read_xnli_15way(p), 3, "4 tab-separated columns")
 
 
+def test_an_empty_tsv_is_refused_at_its_header(tmp_path):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("", encoding="utf-8")
+    _raises_at(lambda: read_xnli_15way(empty), 1, "a header of language codes", "end of file")
+    _raises_at(lambda: read_xnli_tsv(empty), 1, "a header line", "end of file")
+
+
 # ---------------------------------------------------------------------------------------------
 # Snakemake scripts (run as Snakemake would, with a stand-in `snakemake` object)
 

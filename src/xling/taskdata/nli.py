@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from xling.errors import InputError
-from xling.taskdata.textio import NLI_LABELS, numbered_lines, write_nli_tsv
+from xling.taskdata.textio import NLI_LABELS, numbered_lines, tsv_header, write_nli_tsv
 
 # XNLI-MT's files spell the label "contradictory"; accept it so either release reads the same.
 _LABEL_ALIASES = {"contradictory": "contradiction"}
@@ -32,11 +32,7 @@ def read_xnli_tsv(path: str | Path, languages: Iterable[str] | None = None) -> d
     wanted = None if languages is None else set(languages)
     out: dict[str, list[tuple[str, str, str]]] = {} if wanted is None else {lang: [] for lang in wanted}
     lines = numbered_lines(path)
-    try:
-        _, header_line = next(lines)
-    except StopIteration:
-        raise InputError(path, 1, "a header line", "end of file") from None
-    header = header_line.split("\t")
+    header, header_line = tsv_header(path, lines, "a header line")
     missing = [c for c in _XNLI_REQUIRED if c not in header]
     if missing:
         raise InputError(path, 1, f"a header with columns {', '.join(_XNLI_REQUIRED)}", header_line)

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from xling.config import TATOEBA_CODES
 from xling.errors import InputError
-from xling.taskdata.textio import numbered_lines
+from xling.taskdata.textio import numbered_lines, tsv_header
 
 
 def tatoeba_files(root: str | Path, lang: str) -> tuple[Path, Path]:
@@ -46,11 +46,7 @@ def read_xnli_15way(path: str | Path, languages: Iterable[str] | None = None) ->
     lists the language codes."""
     path = Path(path)
     lines = numbered_lines(path)
-    try:
-        _, header_line = next(lines)
-    except StopIteration:
-        raise InputError(path, 1, "a header of language codes", "end of file") from None
-    header = header_line.split("\t")
+    header, header_line = tsv_header(path, lines, "a header of language codes")
     if len(set(header)) != len(header) or not all(h.strip() for h in header):
         raise InputError(path, 1, "distinct, non-empty language codes", header_line)
     wanted = header if languages is None else list(languages)

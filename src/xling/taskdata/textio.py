@@ -28,6 +28,16 @@ def numbered_lines(path: str | Path, fh: IO[bytes] | None = None) -> Iterator[tu
             stream.close()
 
 
+def tsv_header(path: str | Path, lines: Iterator[tuple[int, str]], expected: str) -> tuple[list[str], str]:
+    """The first line of ``lines`` (:func:`numbered_lines` of ``path``) as a TSV header: its fields
+    and the line itself; an empty file is an InputError at line 1 saying what was ``expected``."""
+    try:
+        _, line = next(lines)
+    except StopIteration:
+        raise InputError(path, 1, expected, "end of file") from None
+    return line.split("\t"), line
+
+
 def clean_field(text: str) -> str:
     """Make a sentence safe for one TSV field: tabs and line breaks become spaces."""
     return re.sub(r"[\t\r\n]+", " ", text).strip()
