@@ -148,7 +148,7 @@ if {finish}:
     (False, "print('stopped early', flush=True)", -signal.SIGABRT),  # CPython's own exit, as it is
 ], ids=["finished", "error after the last update", "before the last update"])
 def test_a_finished_rank_exits_with_status_0_though_a_daemon_thread_is_in_cpp(finish, end, status, tmp_path):
-    """cpython issue 87135: at finalisation, a daemon thread in C++ code is ended by pthread_exit,
+    """At finalisation CPython ends a daemon thread that is in C++ code with pthread_exit,
     and libstdc++ aborts the process ("terminate called without an active exception"). The
     control (no last update) shows the abort happens here; a rank that has trained to the end
     skips it, with status 0, or 1 after an error, and leaves no worker behind."""

@@ -19,7 +19,7 @@ error (:func:`last_update_taken`): fairseq leaves daemon threads behind (its buf
 consumer, the loaders' queue feeders), and one that is inside torch's C++ code when the interpreter
 finalises is ended by CPython with ``pthread_exit``, whose unwinding through a ``noexcept`` C++ frame
 aborts the process ("terminate called without an active exception", exit -6) after a training that
-finished (cpython issue 87135): the launcher would report a finished job as failed.
+finished: the launcher would report a finished job as failed.
 
 A rank stopped in the middle of a checkpoint loses nothing: fairseq writes each checkpoint to a
 temporary file and renames it, and the launcher repairs a ``checkpoint_last.pt`` cut short while
@@ -79,14 +79,20 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _stop_rank(signum, frame) -> None:
-    """A rank's handler: its log lines out, its workers killed, then gone (no Python shutdown,
-    which would join each worker and run fairseq's cleanup in the middle of an update)."""
+def _end_rank(status: int) -> None:
+    """The rank's log lines out, its workers killed, then the process gone with ``status``,
+    without Python's shutdown."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     kill_descendants()
-    os._exit(128 + int(signum))
+    os._exit(status)
+
+
+def _stop_rank(signum, frame) -> None:
+    """A rank's handler: ended at once (no Python shutdown, which would join each worker and run
+    fairseq's cleanup in the middle of an update)."""
+    _end_rank(128 + int(signum))
 
 
 def last_update_taken() -> None:
@@ -108,11 +114,7 @@ def _exit_when_finished() -> None:
     status = 0 if getattr(sys, "last_value", None) is None else 1
     atexit.unregister(_exit_when_finished)
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    kill_descendants()
-    os._exit(status)
+    _end_rank(status)
 
 
 def _set_parent_death_signal(signum: int) -> bool:

@@ -117,6 +117,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         self.autocast_dtype = AUTOCAST[getattr(args, "autocast", "none") or "none"]
         self._late_loss = Deferred() if getattr(args, "deferred_loss_log", False) else None
         self._shapes_seen: set = set()
+        self._max_update = getattr(args, "max_update", 0) or math.inf  # 0: fairseq's "no limit"
 
     def get_batch_iterator(self, *args, **kwargs):
         """fairseq's iterator with data-loader workers that end with each pass over the data.
@@ -255,7 +256,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
     def train_step(self, sample, model, criterion, optimizer, update_num, ignore_grad=False):
         model.train()
         model.set_num_updates(update_num)
-        if update_num + 1 >= (getattr(self.args, "max_update", 0) or math.inf):
+        if update_num + 1 >= self._max_update:
             last_update_taken()  # the rank's exit may now skip finalisation (xling.pretrain.lifecycle)
         if getattr(_unwrapped(model).encoder, "compiled", False):
             sample = self._static_shape(sample, _unwrapped(model).encoder.max_positions())
