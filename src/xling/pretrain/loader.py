@@ -60,8 +60,17 @@ def load_encoder(
     ``random_init_seed``: the same architecture and dictionary, freshly initialised with this seed
     instead of the trained weights (Figure 7's random-encoder baseline)."""
     checkpoint = Path(checkpoint)
+    return _encoder(checkpoint, _read(checkpoint), dictionary, random_init_seed)
+
+
+def _read(checkpoint: Path) -> dict:
     # our own file, written by fairseq: full unpickling is needed for its argparse config
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    return torch.load(checkpoint, map_location="cpu", weights_only=False)
+
+
+def _encoder(checkpoint: Path, state: dict, dictionary: str | Path | None,
+             random_init_seed: int | None) -> LoadedEncoder:
+    """:func:`load_encoder` from the checkpoint's loaded ``state`` (``checkpoint`` names it in errors)."""
     cfg = state.get("cfg") or {}
     margs, targs = cfg.get("model"), cfg.get("task")
     if margs is None or getattr(margs, "_name", getattr(margs, "arch", None)) != MODEL_NAME:
@@ -90,10 +99,12 @@ def load_encoder(
     return LoadedEncoder(encoder, dictionary, languages)
 
 
-
 def training_seed(checkpoint: str | Path) -> int | None:
     """The ``--seed`` a fairseq checkpoint was trained with (None where its config has none)."""
-    state = torch.load(Path(checkpoint), map_location="cpu", weights_only=False)
+    return _seed(_read(Path(checkpoint)))
+
+
+def _seed(state: dict) -> int | None:
     common = (state.get("cfg") or {}).get("common")  # a dict in fairseq's checkpoints
     seed = common.get("seed") if isinstance(common, dict) else getattr(common, "seed", None)
     return None if seed is None else int(seed)
@@ -104,11 +115,13 @@ def distance_from_initial_weights(checkpoint: str | Path, dictionary: str | Path
     the weights it started from. fairseq-train seeds torch right before it builds the model, so
     ``w0`` is the same architecture initialised with the checkpoint's seed (``load_encoder``'s
     ``random_init_seed``). None for a checkpoint that does not record its seed."""
-    seed = training_seed(checkpoint)
+    checkpoint = Path(checkpoint)
+    state = _read(checkpoint)  # read once for the seed, the trained weights and the start
+    seed = _seed(state)
     if seed is None:
         return None
-    trained = load_encoder(checkpoint, dictionary).encoder
-    start = dict(load_encoder(checkpoint, dictionary, random_init_seed=seed).encoder.named_parameters())
+    trained = _encoder(checkpoint, state, dictionary, None).encoder
+    start = dict(_encoder(checkpoint, state, dictionary, seed).encoder.named_parameters())
     moved = total = 0.0
     for name, w in trained.named_parameters():
         w0 = start[name].detach().double()
