@@ -11,12 +11,11 @@ model, no map); Figure 8 biMLM against biMLM + W.
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
-from xling.io import atomic_write
 from xling.report.analysis_figures import PAIR_ORDER, _fmt, _md_table, label_layers, layer_label
+from xling.report.csvout import write_rows_csv
 from xling.report.plotting import pyplot, save_and_close
 
 MODELS = {"mlm_align": "MLM align", "bimlm": "biMLM", "bimlm_w": "biMLM + W"}
@@ -94,11 +93,7 @@ def transfer_rows(results: list[dict], models=tuple(MODELS)) -> list[dict]:
 
 
 def write_transfer_csv(results: list[dict], path: Path, models=tuple(MODELS)) -> None:
-    with atomic_write(path) as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS, lineterminator="\n")
-        w.writeheader()
-        for row in transfer_rows(results, models):
-            w.writerow({**row, "tgt_test": round(row["tgt_test"], 4), "en_dev": round(row["en_dev"], 4)})
+    write_rows_csv(transfer_rows(results, models), CSV_FIELDS, path)
 
 
 def figure5_rows(results: list[dict]) -> list[dict]:
