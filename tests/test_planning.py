@@ -56,7 +56,7 @@ def test_every_pretraining_job_keeps_its_params_and_its_commands(planned, tmp_pa
 
 def test_planning_imports_neither_torch_nor_fairseq(planned):
     """A dry run, a report from a bundle and each SLURM job's re-parse plan without them (and
-    without scipy)."""
+    without scipy or sacremoses)."""
     for name in CONFIGS:
         assert planned[name]["imported"] == [], f"{name}: planning imported {planned[name]['imported'][:5]}"
 

@@ -85,9 +85,17 @@ def _schema_text() -> str:
     return resources.files("xling").joinpath("config.schema.yaml").read_text(encoding="utf-8")
 
 
+@functools.cache
+def _parsed_schema() -> dict:
+    # parsed once per process, by libyaml where PyYAML has it: the pure-Python parser took a tenth
+    # of a dry run, four times over
+    return yaml.load(_schema_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def schema() -> dict:
-    """The config schema (package data; workflow/schemas/config.schema.yaml links to it)."""
-    return yaml.safe_load(_schema_text())
+    """The config schema (package data; workflow/schemas/config.schema.yaml links to it), the
+    caller's own copy."""
+    return copy.deepcopy(_parsed_schema())
 
 
 def fill_defaults(cfg: dict, _node_schema: dict | None = None, _root: dict | None = None) -> dict:

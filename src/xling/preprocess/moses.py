@@ -24,7 +24,6 @@ import unicodedata
 from functools import lru_cache
 
 import regex
-from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 # Characters that some rule of MosesPunctNormalizer (replace_unicode_punct, the penn/unicode/
 # French-quote/pseudo-space/quote-comma/number rules) needs to be present to change a line.
@@ -92,6 +91,10 @@ class MosesPipeline:
     """replace-unicode-punct + normalize-punct + remove-non-printing + tokenize -no-escape."""
 
     def __init__(self, lang: str, normalize: bool = True, escape: bool = False):
+        # imported here: sacremoses compiles its patterns on import (a tenth of a dry run, which
+        # reads only this module's settings)
+        from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
         self.lang = lang
         self.do_normalize = normalize
         self.escape = escape  # XLM tokenises with -no-escape; True reproduces the sacremoses CLI
