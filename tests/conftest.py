@@ -5,6 +5,7 @@ import contextlib
 import os
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -157,8 +158,10 @@ def pytest_collection_modifyitems(config, items):
     """A test that takes a shared slice fixture is `slow` and in xdist group "slice": one worker
     runs them all, on one build, while the other workers run the rest. Any other test without a
     group is in its file's, so that a module's fixtures are built once. Under xdist the "slice"
-    group goes first, then the groups holding slow tests: the longest work starts first, and the
-    end of the run is spread in small pieces over the workers."""
+    group goes first, then the SLURM tests (they mostly wait on the scheduler, and the slice's
+    second job takes the core they leave), then the other groups holding slow tests, then the
+    rest, the groups of most tests first: the longest work starts first, and the end of the run
+    is spread in small pieces over the workers."""
     for item in items:
         if SLICE_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
@@ -166,6 +169,13 @@ def pytest_collection_modifyitems(config, items):
         elif group_of(item) is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        slow = {group_of(item) for item in items if item.get_closest_marker("slow")}
-        items[:] = sorted(items, key=lambda item: (group_of(item) != "slice", group_of(item) not in slow))
+        groups = [group_of(item) for item in items]
+        slow = {g for g, item in zip(groups, items) if item.get_closest_marker("slow")}
+        waiting = {g for g, item in zip(groups, items) if item.get_closest_marker("slurm")}
+        size, first = Counter(groups), {g: i for i, g in reversed(list(enumerate(groups)))}
+
+        def order(g: str) -> tuple:
+            return g != "slice", g not in waiting, g not in slow, 0 if g in slow else -size[g], first[g]
+
+        items[:] = [item for _, item in sorted(zip(groups, items), key=lambda gi: order(gi[0]))]
         publish_groups(config, items)
