@@ -133,13 +133,14 @@ def test_stop_ends_the_processes_of_its_jobs_and_nothing_else(tmp_path):
     client = subprocess.Popen(["sleep", "303"], env=dict(base, SLURM_CONF=str(cluster.conf)))
     other = subprocess.Popen(["sleep", "304"],
                              env=dict(base, SLURM_CONF=str(tmp_path / "other.conf"), SLURM_JOB_ID="7"))
-    found = []
+    found, expected = [], ["bash", "bash", "sleep", "sleep", "sleep"]
     try:
+        # until every process has exec'd its program: `setsid` is one for a moment before `sleep 301`
         deadline = time.monotonic() + 10
-        while len(cluster.job_processes()) < 5 and time.monotonic() < deadline:
+        while sorted(p.comm for p in cluster.job_processes()) != expected and time.monotonic() < deadline:
             time.sleep(0.05)
         found = cluster.job_processes()
-        assert sorted(p.comm for p in found) == ["bash", "bash", "sleep", "sleep", "sleep"], found
+        assert sorted(p.comm for p in found) == expected, found
         assert {client.pid, other.pid, os.getpid()}.isdisjoint(p.pid for p in found)
         cluster.stop(grace_s=1)
         assert job.wait(timeout=5) is not None
