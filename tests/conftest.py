@@ -1,5 +1,5 @@
 """Shared test setup: sys.path, torch's threads, the shared slice run and how the suite is spread
-over pytest-xdist's workers (``make test`` runs ``pytest -n auto --dist loadgroup``)."""
+over pytest-xdist's workers (``make test`` runs ``pytest -n <cores + 1> --dist loadgroup``)."""
 
 import contextlib
 import os
