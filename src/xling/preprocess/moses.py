@@ -91,8 +91,8 @@ class MosesPipeline:
     """replace-unicode-punct + normalize-punct + remove-non-printing + tokenize -no-escape."""
 
     def __init__(self, lang: str, normalize: bool = True, escape: bool = False):
-        # imported here: sacremoses compiles its patterns on import (a tenth of a dry run, which
-        # reads only this module's settings)
+        # imported here: sacremoses compiles its patterns on import, a tenth of a dry run, which
+        # needs only the tokenizer's settings (xling.preprocess.tokenize)
         from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
         self.lang = lang
