@@ -3,9 +3,9 @@ the same worker, and the groups are handed out in collection order (tests/confte
 longest first). A pytest plugin, registered by tests/conftest.py.
 
 pytest-xdist 3.8 tells its controller a test's group by appending ``@group`` to the test's node id
-on the worker, which pytest 9.2 no longer takes: every test would be
-scheduled on its own. Here each worker writes the groups of the tests it collected to a file, and
-the controller's scheduler reads them from there; node ids stay as they are.
+on the worker, which pytest 9.2 no longer takes: every test would be scheduled on its own. Here
+each worker writes the groups of the tests it collected to a file, and the controller's scheduler
+reads them from there; node ids stay as they are.
 """
 
 from __future__ import annotations
