@@ -84,14 +84,27 @@ def test_the_blocks_left_out_are_few_and_each_says_why():
         assert any(key in b.text for b in code_blocks()), f"no block holds {key!r} any more"
 
 
+# What a fresh clone does not have: the runs' outputs, the venv, and the folders the GPU machine's
+# preparation writes (docs/benchmarks.md's `scripts/gpu_node_wheels.sh tests .whl` runs here for real:
+# linked, it would rewrite the wheels a developer prepared in the checkout)
+NOT_MIRRORED = {"results", "logs", "benchmarks", ".snakemake", ".git", ".venv", ".pytest_cache", ".whl", ".anchors"}
+
+
 @pytest.fixture(scope="module")
-def mirror(tmp_path_factory) -> Path:
-    """A directory that is the checkout (every top-level entry linked) without its results."""
+def mirror(tmp_path_factory):
+    """A directory that is the checkout (every top-level entry linked) as a fresh clone has it."""
     root = tmp_path_factory.mktemp("checkout")
     for entry in REPO.iterdir():
-        if entry.name not in {"results", "logs", "benchmarks", ".snakemake", ".git", ".venv", ".pytest_cache"}:
+        if entry.name not in NOT_MIRRORED:
             (root / entry.name).symlink_to(entry)
-    return root
+    before = _prepared(REPO)
+    yield root
+    assert _prepared(REPO) == before, "a docs command changed the checkout's .whl or .anchors"
+
+
+def _prepared(checkout: Path) -> dict[str, int]:
+    """The files of the checkout's prepared folders (.whl, .anchors) with their modification times."""
+    return {str(p): p.stat().st_mtime_ns for name in (".whl", ".anchors") for p in sorted((checkout / name).glob("*"))}
 
 
 def shim(directory: Path, dry: bool) -> Path:
