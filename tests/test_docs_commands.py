@@ -84,9 +84,9 @@ def test_the_blocks_left_out_are_few_and_each_says_why():
         assert any(key in b.text for b in code_blocks()), f"no block holds {key!r} any more"
 
 
-# What a fresh clone does not have: the runs' outputs, the venv, and the folders the GPU machine's
-# preparation writes (docs/benchmarks.md's `scripts/gpu_node_wheels.sh tests .whl` runs here for real:
-# linked, it would rewrite the wheels a developer prepared in the checkout)
+# Left out of the mirror: the runs' outputs, the checkout's venv and git, and the folders the GPU
+# machine's preparation writes (docs/benchmarks.md's `scripts/gpu_node_wheels.sh tests .whl` runs
+# here for real: linked, it would rewrite the wheels a developer prepared in the checkout)
 NOT_MIRRORED = {"results", "logs", "benchmarks", ".snakemake", ".git", ".venv", ".pytest_cache", ".whl", ".anchors"}
 
 
