@@ -87,7 +87,8 @@ def test_the_blocks_left_out_are_few_and_each_says_why():
 # Left out of the mirror: the runs' outputs, the checkout's venv and git, and the folders the GPU
 # machine's preparation writes (docs/benchmarks.md's `scripts/gpu_node_wheels.sh tests .whl` runs
 # here for real: linked, it would rewrite the wheels a developer prepared in the checkout)
-NOT_MIRRORED = {"results", "logs", "benchmarks", ".snakemake", ".git", ".venv", ".pytest_cache", ".whl", ".anchors"}
+PREPARED = (".whl", ".anchors")
+NOT_MIRRORED = {"results", "logs", "benchmarks", ".snakemake", ".git", ".venv", ".pytest_cache", *PREPARED}
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +104,8 @@ def mirror(tmp_path_factory):
 
 
 def _prepared(checkout: Path) -> dict[str, int]:
-    """The files of the checkout's prepared folders (.whl, .anchors) with their modification times."""
-    return {str(p): p.stat().st_mtime_ns for name in (".whl", ".anchors") for p in sorted((checkout / name).glob("*"))}
+    """The files of the checkout's PREPARED folders with their modification times."""
+    return {str(p): p.stat().st_mtime_ns for name in PREPARED for p in sorted((checkout / name).glob("*"))}
 
 
 def shim(directory: Path, dry: bool) -> Path:
