@@ -22,6 +22,8 @@
 #   summary                                                                     5 s
 #   total     BUDGET=450 s for the parts (the estimates sum to 445 s; the compiles of a fresh
 #             machine are most of it); the call's timeout_s 480 s
+#   measured  on a fresh H100 (2026-11-26): setup 17 s, pretrain 81 s, jobs 80 s, grid 124 s (both
+#             batch sizes), tests the 144 s left (6 of the 26 tests), 446 s in all
 #
 # Preparation, once, where an index is reachable (docs/benchmarks.md):
 #   scripts/gpu_node_wheels.sh tests .whl     # ~41 MiB of wheels the node lacks (fairseq: its 3.12 wheel)
@@ -101,11 +103,19 @@ if [[ $DEVICE == cuda ]]; then
             --max-warmup-blocks 6)
   GRID=(--device cuda --layers 8 --dim 768 --heads 12 --ffn 3072 --vocab 80000 --batches 8 4 --xnli-tokens 42
         --buckets 64 --compile --bf16 --no-single-compile --steps 30 --rounds 5)
-  # in order of value per second: the compiled step with no device sync (the paper's model), the quick
-  # fine-tuning, export and analysis paths and the whole jobs, the other step variants, the grid's
+  # those that have not yet passed on a GPU first (bench/measured/gpu_check/), each group by value per
+  # second: the quick fine-tuning, export and analysis paths, the compiled bf16 job (beside the same job
+  # on the CPU), a killed job's resume, the step variants, the grid's. Node ids only: a file named
+  # beside one of its tests collects in the file's order.
   STEP=tests/test_pretrain_gpu.py::test_gpu_step_trains_compiled_without_device_syncs
-  TESTS=("$STEP[False-bf16]" tests/test_finetune.py tests/test_gpu.py "$STEP[False-fp16]" "$STEP[True-bf16]"
-         "$STEP[True-fp16]" tests/test_finetune_grid.py)
+  GPU=tests/test_gpu.py
+  JOB=$GPU::test_pretraining_job_on_one_gpu_trains_and_exits_cleanly
+  TESTS=("$GPU::test_finetuning_each_task_on_cuda_learns" "$GPU::test_export_equals_ours_on_cuda_without_tf32"
+         "$GPU::test_export_and_ours_differ_on_cuda_no_more_than_cuda_differs_from_the_cpu"
+         "$GPU::test_backtranslation_on_cuda_gives_the_cpus_sentences" "$GPU::test_sentence_features_on_cuda_equal_the_cpus"
+         "$JOB[default-bf16-True]" "$GPU::test_a_killed_gpu_job_leaves_nothing_and_resumes_to_the_full_count"
+         "$STEP[False-fp16]" "$STEP[True-bf16]" "$STEP[True-fp16]" tests/test_finetune_grid.py
+         tests/test_finetune.py "$JOB[default-fp16-False]" "$JOB[sep_emb-fp16-False]" "$STEP[False-bf16]")
   EST=(170 100 240 80 60 150 120 90 180 40)
 else  # the same parts at tiny shapes
   PRETRAIN=(--device cpu --layers 1 --dim 32 --heads 2 --ffn 64 --tokens-per-sample 32 --vocab-per-language 100

@@ -55,14 +55,49 @@ def toy_data(tmp_path_factory):
     return write_toy_data(tmp_path_factory.mktemp("bin") / "en-fr", ["en", "fr"], n_train=100, seed=3)
 
 
+def valid_ppls(log: str) -> list[float]:
+    """The source language's perplexity at each validation of fairseq's log, in order."""
+    return [float(line.split('"valid_en_ppl": "')[1].split('"')[0]) for line in log.splitlines()
+            if '"valid_en_ppl"' in line]
+
+
+@pytest.fixture(scope="module")
+def cpu_run(toy_data, tmp_path_factory):
+    """The same job on the CPU (fp32, eager; same data, seed and updates) per setting: the reference
+    a GPU job's perplexities are held to. The toy corpus is random tokens, so 60 updates lower the
+    perplexity by a few percent only: below the first validation's, never below the uniform guess
+    over the dictionary (fp32 on the CPU: 140.2 then 136.5 for 132 entries). Both settings' jobs
+    run at once, on first use, before the first GPU job (they would compete for its cores)."""
+    from support.pretrain_job import job_spec, start
+
+    runs: dict[str, list[float]] = {}
+
+    def of(setting: str) -> list[float]:
+        if not runs:
+            jobs = {}
+            for name in ("default", "sep_emb"):
+                out = tmp_path_factory.mktemp(f"cpu_{name}")
+                spec = job_spec(out / "spec.json", toy_data, out / "job", setting=name, gpus=0, threads=4)
+                jobs[name] = (out, start(spec))
+            for name, (out, job) in jobs.items():
+                output = job.communicate()[0]
+                assert job.returncode == 0, output[-3000:]
+                runs[name] = valid_ppls((out / "job" / "train.log").read_text())
+        return runs[setting]
+    return of
+
+
 @pytest.mark.parametrize("setting,precision,compiled", [("default", "fp16", False), ("sep_emb", "fp16", False),
                                                         ("default", "bf16", True)])
-def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(toy_data, tmp_path, setting, precision, compiled):
-    """The rule's job on one GPU with 4 loader workers: it learns, exits soon after its last
-    update and leaves no process. The bf16 job is compiled (auto leaves a model this small eager),
-    with 4 cores: its static graphs and inductor's compile pool go through a whole job."""
+def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(toy_data, tmp_path, cpu_run, setting, precision,
+                                                             compiled):
+    """The rule's job on one GPU with 4 loader workers: it learns as the same job on the CPU does,
+    exits soon after its last update and leaves no process. The bf16 job is compiled (auto leaves
+    a model this small eager), with 4 cores: its static graphs and inductor's compile pool go
+    through a whole job."""
     from test_pretrain_lifecycle import finish_cleanly
 
+    cpu = cpu_run(setting)
     done = finish_cleanly(toy_data, tmp_path, gpus=GPUS, workers=4, setting=setting, precision=precision,
                           threads=4 if compiled else 1, compile_setting=True if compiled else "auto")
     assert done["batch"]["device"] == "cuda" and done["batch"]["processes"] == 1
@@ -71,13 +106,13 @@ def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(toy_data, tmp_path,
     assert "training on 1 devices (GPUs/TPUs)" in done["log"] and "torch.compile failed" not in done["log"]
     # compiled: a graph per padded length (16, 32) and padding or not at most, however the epochs end
     assert (1 <= done["graphs_compiled"] <= 4) if compiled else done["graphs_compiled"] == 0, done["graphs_compiled"]
-    # it learnt: the best source-language perplexity is below the first validation's, and below
-    # the uniform guess over the dictionary
-    first = float(next(line for line in done["log"].splitlines() if '"valid_en_ppl"' in line)
-                  .split('"valid_en_ppl": "')[1].split('"')[0])
-    assert math.isfinite(done["best_valid_ppl_en"]) and done["best_valid_ppl_en"] < first
-    vocab = sum(1 for _ in open(toy_data / "dict.txt", encoding="utf-8"))
-    assert done["best_valid_ppl_en"] < vocab and done["tokens_per_s"] > 0
+    # it learnt: the best source-language perplexity is below the first validation's, and within 2%
+    # of the CPU's in fp32 (bf16 keeps 8 bits of mantissa; the dropout masks differ by device)
+    ppls = valid_ppls(done["log"])
+    assert math.isfinite(done["best_valid_ppl_en"]) and done["best_valid_ppl_en"] < ppls[0], ppls
+    assert len(ppls) == len(cpu), (ppls, cpu)
+    assert min(ppls) == pytest.approx(min(cpu), rel=0.02), (ppls, cpu)
+    assert done["tokens_per_s"] > 0
 
 
 @pytest.mark.parametrize("how", ["SIGTERM to the launcher", "SIGKILL to the launcher"])

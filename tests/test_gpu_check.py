@@ -87,6 +87,28 @@ def test_make_test_gpu_reaches_pytest_without_a_venv(tmp_path):
     assert not (tmp_path / "none").exists() and "bootstrap" not in got.stdout + got.stderr
 
 
+def collected(*args: str) -> list[str]:
+    """The gpu-marked tests pytest collects from ``args`` (none: the whole suite), in its order."""
+    got = subprocess.run([sys.executable, "-m", "pytest", "-q", "--co", "-p", "no:cacheprovider", "-m", "gpu", *args],
+                         cwd=ROOT, env={**os.environ, "PYTEST_ADDOPTS": ""}, capture_output=True, text=True,
+                         timeout=300)
+    assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+    return [line for line in got.stdout.splitlines() if "::" in line]
+
+
+@pytest.mark.slow
+def test_the_tests_part_names_every_gpu_test_once():
+    """The GPU run's TESTS list (node ids in the order they run) collects every gpu-marked test of
+    the suite, each once: a new GPU test is not left out of the window."""
+    text = SCRIPT.read_text()
+    cuda = text[text.index("if [[ $DEVICE == cuda ]]; then"):text.index("else  # the same parts at tiny shapes")]
+    block = cuda[cuda.index("  STEP="):]
+    names = subprocess.run(["bash", "-c", block + '\nprintf "%s\\n" "${TESTS[@]}"'], capture_output=True,
+                           text=True, check=True).stdout.split()
+    ordered = collected(*names)
+    assert len(ordered) == len(set(ordered)) and sorted(ordered) == sorted(collected()), ordered
+
+
 def test_pytests_report_becomes_the_tests_json(tmp_path):
     report = tmp_path / "tests.xml"
     report.write_text(

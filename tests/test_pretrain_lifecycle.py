@@ -37,30 +37,34 @@ def test_kill_descendants_kills_children_and_grandchildren():
 
 
 # a "fairseq-train" with a data-loader worker and inductor's compile pool: the sidecar (named by its
-# script) and a worker of it (whose command does not say so)
+# script), a worker of it (whose command does not say so) and the compiler the worker runs (a
+# program, not Python: g++ on a CPU, ptxas on a GPU)
 POOL = """
 import subprocess, sys, time
 sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
 loader = subprocess.Popen(sleep)
+worker = "import subprocess; subprocess.Popen(['sleep', '60']); import time; time.sleep(60)"
 sidecar = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
-                            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)",
+                            f"subprocess.Popen([sys.executable, '-c', {worker!r}]); time.sleep(60)",
                             "torch/_inductor/compile_worker/__main__.py", "--workers=1"])
 time.sleep(60)
 """
 
 
 def test_inductors_compile_pool_is_told_apart_from_the_jobs_own_processes():
-    from support.pretrain_job import compile_pool
+    from support.pretrain_job import compile_pool, pool_side
 
     rank = subprocess.Popen([sys.executable, "-c", POOL])
     try:
         deadline = time.monotonic() + 20
-        while len(descendants(rank.pid)) < 3 and time.monotonic() < deadline:
+        while len(descendants(rank.pid)) < 4 and time.monotonic() < deadline:
             time.sleep(0.05)
         procs = descendants(rank.pid)
-        assert len(procs) == 3
+        assert len(procs) == 4
         pool = [p for p in procs if compile_pool(p, rank.pid)]
-        assert len(pool) == 2 and any("compile_worker" in " ".join(p.cmdline()) for p in pool)
+        assert len(pool) == 3 and any("compile_worker" in " ".join(p.cmdline()) for p in pool)
+        sides = sorted(pool_side(p, rank.pid) for p in procs)
+        assert sides == ["job", "pool", "pool", "tool"], sides
         assert not compile_pool(lifecycle.psutil.Process(rank.pid), rank.pid)
     finally:
         lifecycle.kill_descendants(rank.pid)

@@ -111,12 +111,25 @@ def compile_pool(proc: psutil.Process, root: int) -> bool:
     return False
 
 
+def pool_side(proc: psutil.Process, root: int) -> str:
+    """``"job"`` for the job's own processes, ``"pool"`` for inductor's compile pool (the sidecar
+    and its Python workers), ``"tool"`` for a program a pool worker runs for a moment (g++ on a
+    CPU, ptxas on a GPU): a worker is busy, not doubled, while its compiler runs."""
+    if not compile_pool(proc, root):
+        return "job"
+    try:
+        return "pool" if "python" in proc.name().lower() else "tool"
+    except psutil.Error:
+        return "tool"
+
+
 @dataclass
 class Watched:
     """A job run to its end, as :func:`run_watched` saw it: ``most`` of its processes at once
     (the launcher's children: fairseq-train and its data-loader workers), ``most_compile`` of
-    inductor's compile pool at once, every process it ever had (``seen``: pid -> (start time,
-    command)), when it ended (monotonic) and its log's lines."""
+    inductor's compile pool at once (the compilers its workers run counted in neither), every
+    process it ever had (``seen``: pid -> (start time, command)), when it ended (monotonic) and
+    its log's lines."""
 
     job: subprocess.Popen
     most: int
@@ -154,7 +167,7 @@ def run_watched(spec: Path, out_dir: Path, stop=None) -> Watched:
     job = start(spec)
     most = most_compile = 0
     seen: dict = {}
-    in_pool: dict[int, bool] = {}  # a process's side, once seen
+    side: dict[int, str] = {}  # a process's side (pool_side), once seen
     while job.poll() is None:
         procs = alive(descendants(job.pid))
         for p in procs:
@@ -163,9 +176,9 @@ def run_watched(spec: Path, out_dir: Path, stop=None) -> Watched:
                     seen[p.pid] = (p.create_time(), " ".join(p.cmdline()[:3])[-160:])
                 except psutil.Error:
                     continue
-                in_pool[p.pid] = compile_pool(p, job.pid)
-        pool = sum(in_pool.get(p.pid, False) for p in procs)
-        most, most_compile = max(most, len(procs) - pool), max(most_compile, pool)
+                side[p.pid] = pool_side(p, job.pid)
+        own = sum(side.get(p.pid) == "job" for p in procs)
+        most, most_compile = max(most, own), max(most_compile, sum(side.get(p.pid) == "pool" for p in procs))
         watch.poll()
         if stop is not None:
             stop(job, watch)
