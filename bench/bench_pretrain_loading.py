@@ -1,6 +1,7 @@
 """Benchmark: the time the main process of fairseq-train spends preparing one training batch
 (``--num-workers 0``: reading, masking and collating through the plugin's datasets) against the
-time one GPU update of that batch takes (bench/measured/h100_pretrain_paper_model.json's tokens/s),
+time one GPU update of that batch takes (the tokens/s of the GPU check's pretraining step on an H100,
+bench/measured/gpu_check/2026-11-26_h100_9e3340f/pretrain.json),
 for the paper's stream batch and the testbed's sentence batch.
 
     python bench/bench_pretrain_loading.py              # 5 blocks per shape, min/median/max
@@ -25,7 +26,7 @@ from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.job import PretrainJob
 
-MEASURED = Path(__file__).resolve().parent / "measured" / "h100_pretrain_paper_model.json"
+MEASURED = Path(__file__).resolve().parent / "measured" / "gpu_check" / "2026-11-26_h100_9e3340f" / "pretrain.json"
 # (name, tokens per sample, batch, sample break mode): the paper model's benchmark batch, make demo-full's
 SHAPES = [("paper streams", 256, 96, "none"), ("demo-full sentences", 64, 64, "eos")]
 

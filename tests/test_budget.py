@@ -198,20 +198,33 @@ def test_measured_grid_jobs_plan_one_job_per_batch_size(tmp_path):
 
 def test_measured_h100_rates_plan_the_paper_run(capsys):
     """The H100 measurements kept in bench/measured/ plan the paper's run: pretraining at the
-    measured model FLOP/s is faster than the V100 rate the paper implies (3 days on 8 V100)."""
-    measured = REPO / "bench" / "measured"
-    rate = budget.rate_from_benchmark(measured / "h100_pretrain_paper_model.json")
+    measured model FLOP/s is faster than the V100 rate the paper implies (3 days on 8 V100), and
+    XNLI, measured as grid jobs, is planned as one job per model and batch size."""
+    rate = budget.rate_from_benchmark(budget.H100_PRETRAIN)
     assert rate.flops_per_s > budget.paper_v100_rate().flops_per_s
     est = {e.job.name: e for e in budget.pretrain_estimates(PAPER, rate, margin=1.0)}
-    rec = json.loads((measured / "h100_pretrain_paper_model.json").read_text())
+    rec = json.loads(budget.H100_PRETRAIN.read_text())
     tokens = schedule(PAPER["pretrain"], PAPER["model"]).tokens
     # the benchmark's model is the paper's Default (80k joint vocabulary): hours follow from its tokens/s
     assert est["default/en-fr"].hours == pytest.approx(tokens / (8 * rec["tokens_per_s"]["fairseq"]) / 3600,
                                                        rel=0.02)
-    assert budget.main(["--rate-from", str(measured / "h100_pretrain_paper_model.json"),
-                        "--finetune-rate-from", str(measured / "h100_finetune_paper_model.json")]) == 0
+    assert budget.main(["--rate-from", str(budget.H100_PRETRAIN), "--finetune-rate-from", str(budget.H100_FINETUNE),
+                        "--finetune-rate-from", str(budget.H100_GRID)]) == 0
     out = capsys.readouterr().out
     assert "measured by bench/bench_pretrain.py on NVIDIA H100" in out and "assumed" not in out
+    xnli = next(line for line in out.splitlines() if line.startswith("| finetune xnli |"))
+    assert "| 60 |" in xnli and "one per batch size, 9 cells each" in xnli, xnli
+
+
+def test_a_later_finetune_benchmark_replaces_an_earlier_task_by_task(tmp_path, capsys):
+    cells = {"task": "ner", "batch_size": 16, "examples_per_s": {"train_epochs": 400.0}}
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps({"rows": [cells, {**cells, "batch_size": 32}]}))
+    second.write_text(json.dumps({"rows": [{**cells, "examples_per_s": {"train_epochs": 800.0}},
+                                           {**cells, "batch_size": 32, "examples_per_s": {"train_epochs": 800.0}}]}))
+    assert budget.main(["--finetune-rate-from", str(first), "--finetune-rate-from", str(second)]) == 0
+    ner = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| finetune ner |"))
+    assert "at 800 ex/s" in ner, ner
 
 
 @pytest.mark.parametrize("processes", [1, 2, 3, 4, 6, 8, 12, 16, 24, 32])

@@ -206,7 +206,8 @@ def test_the_budget_tables_the_docs_print_are_the_budgets_output(capsys, monkeyp
     assert budget.main([]) == 0
     plan = capsys.readouterr().out
     assert blocks[plan.splitlines()[0]] == plan
-    h100 = ["--rate-from", str(budget.H100_PRETRAIN), "--finetune-rate-from", str(budget.H100_FINETUNE)]
+    h100 = ["--rate-from", str(budget.H100_PRETRAIN), "--finetune-rate-from", str(budget.H100_FINETUNE),
+            "--finetune-rate-from", str(budget.H100_GRID)]
     assert budget.main(h100) == 0
     table = capsys.readouterr().out.split("\n\n", 1)[1]
     assert blocks["| stage | jobs | GPUs/job | hours/job | GPU-hours | basis |"] == table
