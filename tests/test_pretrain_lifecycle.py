@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -36,40 +37,48 @@ def test_kill_descendants_kills_children_and_grandchildren():
     shell.wait(timeout=10)
 
 
-# a "fairseq-train" with a data-loader worker and inductor's compile pool: the sidecar (named by its
-# script), a worker of it (whose command does not say so) and the compiler the worker runs (a
-# program, not Python: g++ on a CPU, ptxas on a GPU)
-POOL = """
+# a job's processes, each started by this script in a role: "fairseq-train" and a data-loader worker
+# (forked: the trainer's command), what the trainer runs while compiling (a compiler, a Python loading
+# the library built), inductor's compile pool (the sidecar, named by its script; a worker of it, whose
+# command does not say so) and the compiler the worker runs
+FAKE_JOB = """
 import subprocess, sys, time
-sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
-loader = subprocess.Popen(sleep)
-worker = "import subprocess; subprocess.Popen(['sleep', '60']); import time; time.sleep(60)"
-sidecar = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
-                            f"subprocess.Popen([sys.executable, '-c', {worker!r}]); time.sleep(60)",
-                            "torch/_inductor/compile_worker/__main__.py", "--workers=1"])
+CHILDREN = {
+    "launcher": [["trainer", "fairseq-train", "data"]],
+    "trainer": [["loader", "fairseq-train", "data"], ["sleep"], ["helper", "cdll"],
+                ["sidecar", "torch/_inductor/compile_worker/__main__.py", "--workers=1"]],
+    "sidecar": [["worker"]],
+    "worker": [["sleep"]],
+}
+for child in CHILDREN.get(sys.argv[1], []):
+    subprocess.Popen(["sleep", "60"] if child == ["sleep"] else [sys.executable, __file__, *child])
 time.sleep(60)
 """
 
 
-def test_inductors_compile_pool_is_told_apart_from_the_jobs_own_processes():
-    from support.pretrain_job import compile_pool, pool_side
+def test_inductors_compile_pool_and_compilers_are_told_apart_from_the_jobs_own_processes(tmp_path):
+    from support.pretrain_job import pool_side
 
-    rank = subprocess.Popen([sys.executable, "-c", POOL])
+    script = tmp_path / "fake_job.py"
+    script.write_text(FAKE_JOB)
+    launcher = subprocess.Popen([sys.executable, str(script), "launcher"])
     try:
         deadline = time.monotonic() + 20
-        while len(descendants(rank.pid)) < 4 and time.monotonic() < deadline:
+        while len(descendants(launcher.pid)) < 7 and time.monotonic() < deadline:
             time.sleep(0.05)
-        procs = descendants(rank.pid)
-        assert len(procs) == 4
-        pool = [p for p in procs if compile_pool(p, rank.pid)]
-        assert len(pool) == 3 and any("compile_worker" in " ".join(p.cmdline()) for p in pool)
-        sides = sorted(pool_side(p, rank.pid) for p in procs)
-        assert sides == ["job", "pool", "pool", "tool"], sides
-        assert not compile_pool(lifecycle.psutil.Process(rank.pid), rank.pid)
+        procs = descendants(launcher.pid)
+        assert len(procs) == 7, [p.cmdline() for p in procs]
+        # the role: fake_job.py's argument, or the program's name
+        expected = {"trainer": "job", "loader": "job", "sleep": "tool", "helper": "tool", "sidecar": "pool",
+                    "worker": "pool"}
+        for p in procs:
+            cmd = p.cmdline()
+            role = cmd[2] if cmd[1:2] == [str(script)] else Path(cmd[0]).name
+            assert pool_side(p, launcher.pid) == expected[role], cmd
     finally:
-        lifecycle.kill_descendants(rank.pid)
-        rank.kill()
-        rank.wait()
+        lifecycle.kill_descendants(launcher.pid)
+        launcher.kill()
+        launcher.wait()
 
 
 def test_stop_signals_are_forwarded_once_and_the_old_handlers_come_back():

@@ -96,38 +96,35 @@ class LogWatch:
         return [t for t, line in self.lines if f"| {tag} |" in line]
 
 
-def compile_pool(proc: psutil.Process, root: int) -> bool:
-    """Whether ``proc`` belongs to inductor's compile pool (its sidecar,
-    ``torch/_inductor/compile_worker``, or one of the sidecar's workers): the pool torch.compile
-    starts beside a compiling process, up to one worker per core (xling.pretrain.compiling sizes it
-    to the job's cores)."""
-    try:
-        while proc is not None and proc.pid != root:
-            if any("compile_worker" in part for part in proc.cmdline()):
-                return True
-            proc = proc.parent()
-    except psutil.Error:
-        pass
-    return False
+TRAINER = ("fairseq-train", "fairseq_cli.train")  # in the trainer's command, and its forked loader workers
 
 
 def pool_side(proc: psutil.Process, root: int) -> str:
-    """``"job"`` for the job's own processes, ``"pool"`` for inductor's compile pool (the sidecar
-    and its Python workers), ``"tool"`` for a program a pool worker runs for a moment (g++ on a
-    CPU, ptxas on a GPU): a worker is busy, not doubled, while its compiler runs."""
-    if not compile_pool(proc, root):
-        return "job"
+    """Which of a job's processes ``proc`` is (``root``: the job's launcher). ``"job"``: the trainer
+    and its data-loader workers (forked: the trainer's command). ``"pool"``: inductor's compile
+    pool, its sidecar (``torch/_inductor/compile_worker``) and the sidecar's workers, up to one per
+    core of the job (xling.pretrain.compiling sizes it). ``"tool"``: what either runs for a moment
+    while compiling (g++ and a Python that loads the library built, on a CPU; ptxas on a GPU)."""
+    chain = []  # proc, then its ancestors up to the launcher's child
     try:
-        return "pool" if "python" in proc.name().lower() else "tool"
+        while proc is not None and proc.pid != root:
+            chain.append(" ".join(proc.cmdline()))
+            proc = proc.parent()
     except psutil.Error:
         return "tool"
+    if not chain:
+        return "tool"
+    sidecar = max((i for i, cmd in enumerate(chain) if "compile_worker" in cmd), default=None)
+    if sidecar is not None:
+        return "pool" if sidecar <= 1 else "tool"
+    return "job" if any(name in chain[0] for name in TRAINER) else "tool"
 
 
 @dataclass
 class Watched:
     """A job run to its end, as :func:`run_watched` saw it: ``most`` of its processes at once
     (the launcher's children: fairseq-train and its data-loader workers), ``most_compile`` of
-    inductor's compile pool at once (the compilers its workers run counted in neither), every
+    inductor's compile pool at once (what either runs while compiling counted in neither), every
     process it ever had (``seen``: pid -> (start time, command)), when it ended (monotonic) and
     its log's lines."""
 
