@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,10 +56,11 @@ def toy_data(tmp_path_factory):
     return write_toy_data(tmp_path_factory.mktemp("bin") / "en-fr", ["en", "fr"], n_train=100, seed=3)
 
 
-def valid_ppls(log: str) -> list[float]:
+def valid_ppls(log: Path) -> list[float]:
     """The source language's perplexity at each validation of fairseq's log, in order."""
-    return [float(line.split('"valid_en_ppl": "')[1].split('"')[0]) for line in log.splitlines()
-            if '"valid_en_ppl"' in line]
+    from xling.pretrain.run import parse_log
+
+    return [float(rec["valid_en_ppl"]) for tag, rec in parse_log(log)["records"] if tag == "valid_en"]
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +84,7 @@ def cpu_run(toy_data, tmp_path_factory):
             for name, (out, job) in jobs.items():
                 output = job.communicate()[0]
                 assert job.returncode == 0, output[-3000:]
-                runs[name] = valid_ppls((out / "job" / "train.log").read_text())
+                runs[name] = valid_ppls(out / "job" / "train.log")
         return runs[setting]
     return of
 
@@ -108,7 +110,7 @@ def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(toy_data, tmp_path,
     assert (1 <= done["graphs_compiled"] <= 4) if compiled else done["graphs_compiled"] == 0, done["graphs_compiled"]
     # it learnt: the best source-language perplexity is below the first validation's, and within 2%
     # of the CPU's in fp32 (bf16 keeps 8 bits of mantissa; the dropout masks differ by device)
-    ppls = valid_ppls(done["log"])
+    ppls = valid_ppls(done["log_path"])
     assert math.isfinite(done["best_valid_ppl_en"]) and done["best_valid_ppl_en"] < ppls[0], ppls
     assert len(ppls) == len(cpu), (ppls, cpu)
     assert min(ppls) == pytest.approx(min(cpu), rel=0.02), (ppls, cpu)

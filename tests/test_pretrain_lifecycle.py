@@ -283,7 +283,7 @@ def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting:
     validation loader's workers (inductor's compile pool counted apart: at most a sidecar and a
     worker per core of the job), no process of it outlives it, and the time from the last update
     to the job's end (the last validation, the last checkpoint, the exit) stays a fraction of the
-    training time. Returns done.json with the timings and the logged command."""
+    training time. Returns done.json with the timings, the log (and its path) and the logged command."""
     out = tmp_path / "job"
     spec = job_spec(tmp_path / "spec.json", data_dir, out, setting=setting, gpus=gpus, num_workers=workers,
                     pretrain={"precision": precision, "compile": compile_setting}, threads=threads)
@@ -315,4 +315,5 @@ def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting:
     log = (out / "train.log").read_text()
     return {**done, "train_s": train_s, "exit_s": exit_s, "longest_gap_s": longest, "processes": run.most,
             "compile_processes": run.most_compile, "graphs_compiled": len(compiled), "log": log,
+            "log_path": out / "train.log",
             "command": logged_command(log)}
