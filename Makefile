@@ -55,10 +55,9 @@ CONFIGFILE ?=
 targets: venv
 	$(PY) -m xling.targets $(if $(CONFIGFILE),--configfile $(CONFIGFILE))
 
-# Every fine-tuning job behind TARGET again (a Table 1 row or pair, or all), whichever layout the config
-# trains them in: --forcerun with the config's fine-tuning rules (`python -m xling.targets
-# --finetune-rules`: finetune, one job per grid cell; finetune_grid_<task>, a batch size's cells in one
-# job). RETRAIN=1 retrains the target's models too; CONFIGFILE as for `make targets`; PROFILE: slurm
+# Every fine-tuning job behind TARGET again (a Table 1 row or pair, or all): --forcerun with the
+# config's fine-tuning rules (`python -m xling.targets --finetune-rules`: finetune_grid_<task>, a
+# batch size's cells in one job). RETRAIN=1 retrains the target's models too; CONFIGFILE as for `make targets`; PROFILE: slurm
 # (the cluster) or profiles/local; ARGS: more snakemake options (ARGS=-n: what it would run)
 TARGET ?=
 PROFILE ?= slurm

@@ -1,11 +1,11 @@
 """Benchmark: the fine-tuning grid job (xling.finetune.grid: the M cells of one batch size trained
-together in one process) against the same cells as separate jobs, each running today's loop
-(xling.finetune.train.train_epochs), and against the best single-cell step we can write (the
-encoder's own modules, batches prebuilt on the device, fused Adam, compiled and bf16 like the
-grid when it is). One process, a randomly initialised encoder of the given size, synthetic
-examples of each task's typical length; the variants alternate block by block, after a warm-up
-block each (compilation included there, and reported), and each reports min / median / max over
-``--rounds`` blocks of ``--steps`` steps.
+together in one process) against the same cells as separate jobs, each a grid of one (what a job
+of one cell runs), and against the best single-cell step we can write (the encoder's own modules,
+batches prebuilt on the device, fused Adam, compiled and bf16 like the grid when it is). One
+process, a randomly initialised encoder of the given size, synthetic examples of each task's
+typical length; the variants alternate block by block, after a warm-up block each (compilation
+included there, and reported), and each reports min / median / max over ``--rounds`` blocks of
+``--steps`` steps.
 
     python bench/bench_finetune.py                                   # CPU, the demo's model size
     python bench/bench_finetune.py --device cuda --layers 8 --dim 768 --heads 12 --ffn 3072 \\
@@ -16,6 +16,11 @@ batch cell-examples); a separate job trains one cell, and M of them run one afte
 one cell's rate is also theirs together. ``ratio_grid_over_*`` compares the grid's whole rate
 with those. The cells of a grid are the paper grid's at that batch size (config/config.yaml;
 ``--cells`` overrides their number): learning rates do not change the cost of a step.
+
+Before any block is timed, the three engines start from the same weights (the encoder, one head)
+and their losses on the first batches, dropout off, must agree: every cell of the grid, the grid
+of one and the single step, per batch within the precision's rounding (``LOSS_RTOL``); a loss
+that is not finite, then or after the timed blocks, stops the benchmark with no rate.
 
 Job start-up (``--startup-runs``): a job is a fresh Python process that imports torch and the
 package before it trains; the benchmark times that many such processes and reports the median.
@@ -30,12 +35,12 @@ its compiled step hold each other, so the variants are freed explicitly (:func:`
 next is built.
 
 ``--json`` keeps every row; ``python -m xling.cluster.budget --finetune-rate-from`` plans the
-fine-tuning grids from ``examples_per_s.grid`` (one job per batch size) or, in older files,
-``examples_per_s.train_epochs`` (one job per cell)."""
+fine-tuning jobs from ``examples_per_s.grid`` (one job per batch size)."""
 
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import gc
 import json
@@ -52,8 +57,8 @@ from xling.config import grid_cells, load_yaml
 from xling.finetune.encoder import freeze_language_specific
 from xling.finetune.grid import GridModel, GridSettings, bucket, cell_optimizers, train_step
 from xling.finetune.job import FinetuneJob
+from xling.finetune.loop import make_optimizer
 from xling.finetune.tasks import TASKS, Item
-from xling.finetune.train import TaskData, make_optimizer, train_epochs
 from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, fill_model_args
 from xling.pretrain.loader import LoadedEncoder
@@ -62,6 +67,10 @@ REPO = Path(__file__).resolve().parents[1]
 NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 N_DEPRELS = 37  # UD English-EWT v2.3's relation labels with subtypes, about
 STARTUP = "import torch, xling.finetune.grid, xling.pretrain.loader"
+# the engines' losses on one batch, same weights, dropout off: fp32 differs only in the order of
+# its sums (batched cell products against the modules'); bf16 rounds each product's inputs
+LOSS_RTOL = {False: 1e-4, True: 2e-2}
+CHECK_BATCHES = 3
 
 
 def random_encoder(args) -> LoadedEncoder:
@@ -166,51 +175,52 @@ class Setup:
         self.items = synthetic_items(name, n_train, args, self.encoder.dictionary, rng)
         self.chunks = [self.items[s : s + batch] for s in range(0, n_train, batch)]
         self.dev = synthetic_items(name, args.dev_examples, args, self.encoder.dictionary, rng)
-        self.data = TaskData({"train": self.items, "en_dev": self.dev}, {})
         self.jobs = [FinetuneJob(task=name, src_lang="en", tgt_lang="fr", hp=hp, epochs=1, seed=1,
                                  max_seq_len=args.max_positions, warmup_fraction=0.1, epoch_size=n_train)
                      for hp in self.hps]
         self.trainable = freeze_language_specific(self.encoder)
+        self.head = self.task.make_head(self.encoder.dim)  # every engine starts from a copy
 
 
-def grid_runner(setup: Setup, settings: GridSettings):
-    """A block of the grid job: ``steps`` steps of every cell (train_step, what run_grid runs)."""
+class Runner:
+    """An engine: ``block()`` trains ``steps`` steps, ``losses(batch)`` a batch's loss per cell with
+    dropout off (no update), ``last`` the losses of its last step (on the device)."""
+
+    def __init__(self, block, losses, model=None):
+        self.block, self.losses, self.model, self.last = block, losses, model, None
+
+
+def grid_runner(setup: Setup, settings: GridSettings, cells: int | None = None) -> Runner:
+    """A block of the grid job: ``steps`` steps of every cell (train_step, what run_grid runs);
+    ``cells``: the first that many (1: a job of one cell)."""
     s = settings.resolved(setup.device, setup.args.max_positions)
-    model = GridModel(setup.encoder, setup.task, setup.task.make_head(setup.encoder.dim), setup.trainable,
-                      len(setup.jobs), ["en", "fr"], setup.device, s, log=print)
-    optimizers, _ = cell_optimizers(setup.jobs, model.params, 10 * len(setup.chunks))
+    jobs = setup.jobs[:cells]
+    model = GridModel(setup.encoder, setup.task, copy.deepcopy(setup.head), setup.trainable, len(jobs),
+                      ["en", "fr"], setup.device, s, log=print)
+    optimizers, _ = cell_optimizers(jobs, model.params, 10 * len(setup.chunks))
     buckets = s.buckets if s.compile else ()
 
     def block():
         for chunk in setup.chunks:
-            train_step(model, optimizers, chunk, 0, buckets)
+            runner.last = train_step(model, optimizers, chunk, 0, buckets)
 
-    return block, model
+    def losses(chunk):
+        width = bucket(max(len(it.ids) for it in chunk), buckets) if buckets else 0
+        batch = {k: v.to(setup.device) for k, v in setup.task.batch(chunk, setup.pad, "cpu", width=width).items()}
+        return model.eval_losses(batch, 0)
 
-
-def loop_runner(setup: Setup):
-    """A block of one separate job: train_epochs (today's loop) over the same batches; its own
-    clock leaves out its English dev evaluation."""
-    head = setup.task.make_head(setup.encoder.dim).to(setup.device)
-    setup.encoder.to(setup.device)
-    job = setup.jobs[0]
-
-    def block() -> float:
-        run = train_epochs(job, setup.task, setup.encoder, head, setup.trainable, setup.data, setup.device,
-                           log=lambda msg: None)
-        return run["train_s"]
-
-    return block
+    runner = Runner(block, losses, model)
+    return runner
 
 
-def single_runner(setup: Setup, settings: GridSettings):
+def single_runner(setup: Setup, settings: GridSettings) -> Runner:
     """A block of the best single-cell step we can write: the encoder's modules called directly
     with the padding mask (no data-dependent branch), the task's loss, fused Adam, batches
     prebuilt and padded on the device; compiled and bf16 as ``settings`` say."""
     s = settings.resolved(setup.device, setup.args.max_positions)
     enc, task, device = setup.encoder.to(setup.device), setup.task, setup.device
     core = enc.encoder
-    head = task.make_head(enc.dim).to(device)
+    head = copy.deepcopy(setup.head).to(device)
     optimizer, _, _ = make_optimizer(setup.jobs[0], setup.trainable, head, 10 * len(setup.chunks), fused=True)
     layers = list(core.language_layers[0]) + list(core.shared_layers)
 
@@ -220,16 +230,20 @@ def single_runner(setup: Setup, settings: GridSettings):
             mask = tokens.eq(setup.pad)
             positions = torch.arange(tokens.size(1), device=tokens.device)
             x = core.embed_tokens[0](tokens) + core.embed_positions[0](positions)[None]
+            if core.embed_languages is not None:
+                x = x + core.embed_languages.weight[0]
             x = core.dropout(core.emb_layer_norm[0](x)).masked_fill(mask.unsqueeze(-1), 0.0)
             for layer in layers:
                 x = layer(x, src_key_padding_mask=mask)
             return task.loss(head, x, batch).float()
 
     step_loss = torch.compile(loss_of, dynamic=False, mode=s.compile_mode) if s.compile else loss_of
-    batches = []
-    for chunk in setup.chunks:
+
+    def on_device(chunk):
         width = bucket(max(len(it.ids) for it in chunk), s.buckets) if s.compile else 0
-        batches.append({k: v.to(device) for k, v in task.batch(chunk, setup.pad, "cpu", width=width).items()})
+        return {k: v.to(device) for k, v in task.batch(chunk, setup.pad, "cpu", width=width).items()}
+
+    batches = [on_device(chunk) for chunk in setup.chunks]
 
     def block():
         enc.train(True)
@@ -239,8 +253,38 @@ def single_runner(setup: Setup, settings: GridSettings):
             loss.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
+        runner.last = loss.detach().reshape(1)
 
-    return block
+    @torch.no_grad()
+    def losses(chunk):
+        enc.train(False)
+        head.train(False)
+        return loss_of(on_device(chunk)).reshape(1)
+
+    runner = Runner(block, losses)
+    return runner
+
+
+def agreement(setup: Setup, runners: dict[str, Runner], bf16: bool) -> dict:
+    """The engines' losses on the first batches before any update, dropout off: every cell of
+    each engine against the single step's, per batch, within ``LOSS_RTOL``; all finite."""
+    rtol = LOSS_RTOL[bool(bf16)]
+    got = {k: [r.losses(chunk).float().cpu() for chunk in setup.chunks[:CHECK_BATCHES]] for k, r in runners.items()}
+    ref = torch.stack([g[0] for g in got["single_best"]])  # [batches]
+    rec: dict = {"batches": len(ref), "rtol": rtol, "losses": {k: [g.tolist() for g in v] for k, v in got.items()}}
+    problems = []
+    for k, v in got.items():
+        cells = torch.stack(v)  # [batches, cells]
+        if not torch.isfinite(cells).all():
+            problems.append(f"{k}: a loss is not finite ({cells.tolist()})")
+            continue
+        rel = ((cells - ref[:, None]).abs() / ref.abs()[:, None]).max().item()
+        rec[f"{k}_max_rel_diff"] = rel
+        if rel > rtol:
+            problems.append(f"{k}: losses {cells.tolist()} against the single step's {ref.tolist()}: relative "
+                            f"difference {rel:.2e} (at most {rtol})")
+    rec["ok"], rec["problems"] = not problems, problems
+    return rec
 
 
 def timed(fn, device) -> float:
@@ -277,14 +321,23 @@ def bench_task(name: str, batch: int, args, device, settings: GridSettings) -> d
     peak_memory(device, reset=True)
     setup = Setup(name, batch, args, device)
     cells, per_block = len(setup.jobs), batch * args.steps
-    grid_block, model = grid_runner(setup, settings)
     single = settings if args.single_compile is None else dataclasses.replace(settings, compile=args.single_compile)
-    runners = {"grid": grid_block, "train_epochs": loop_runner(setup), "single_best": single_runner(setup, single)}
-    warmup = {k: timed(fn, device) for k, fn in runners.items()}  # compilation, allocations, optimizer state
+    runners = {"grid": grid_runner(setup, settings), "one_cell": grid_runner(setup, settings, cells=1),
+               "single_best": single_runner(setup, single)}
+    model = runners["grid"].model
+    agree = agreement(setup, runners, model.settings.bf16)
+    if not agree["ok"]:
+        raise SystemExit(f"{name} batch {batch}: the engines do not train the same cells, no rate measured: "
+                         + "; ".join(agree["problems"]))
+    warmup = {k: timed(r.block, device) for k, r in runners.items()}  # compilation, allocations, optimizer state
     times: dict[str, list[float]] = {k: [] for k in runners}
     for r in range(args.rounds):
         for k in (list(runners) if r % 2 == 0 else list(reversed(runners))):
-            times[k].append(timed(runners[k], device))
+            times[k].append(timed(runners[k].block, device))
+    finite = {k: bool(torch.isfinite(r.last).all()) for k, r in runners.items()}
+    if not all(finite.values()):
+        raise SystemExit(f"{name} batch {batch}: a loss is not finite after the timed blocks ({finite}): the rates "
+                         "time diverged training, not reported")
     # cell-examples per second, per block: the grid trains every cell, a separate job one
     rates = {k: [per_block * (cells if k == "grid" else 1) / t for t in v] for k, v in times.items()}
     t0 = time.perf_counter()
@@ -295,21 +348,21 @@ def bench_task(name: str, batch: int, args, device, settings: GridSettings) -> d
            "single_settings": settings_tag(single.resolved(device, args.max_positions)),
            "examples_per_s": med, "blocks": {k: stats(v) for k, v in rates.items()},
            "grid_per_cell_examples_per_s": med["grid"] / cells,
-           "ratio_grid_over_train_epochs": med["grid"] / med["train_epochs"],
+           "ratio_grid_over_one_cell": med["grid"] / med["one_cell"],
            "ratio_grid_over_single_best": med["grid"] / med["single_best"],
            "warmup_s": warmup, "dev_cell_examples_per_s": dev_rate,
-           "mean_tokens": float(np.mean([len(it.ids) for it in setup.items]))}
+           "mean_tokens": float(np.mean([len(it.ids) for it in setup.items])), "agreement": agree}
     row["peak_memory_gb"] = peak_memory(device)
-    del model, grid_block, runners
+    del model, runners
     row["memory_after_release_gb"] = free(device)
     variants = {}
     for tag in args.grid_variants:
         peak_memory(device, reset=True)
-        block, vmodel = grid_runner(setup, settings_from_tag(tag, settings))
-        w = timed(block, device)
-        v = [cells * per_block / timed(block, device) for _ in range(args.rounds)]
+        variant = grid_runner(setup, settings_from_tag(tag, settings))
+        w = timed(variant.block, device)
+        v = [cells * per_block / timed(variant.block, device) for _ in range(args.rounds)]
         variants[tag] = {**stats(v), "warmup_s": w, "peak_memory_gb": peak_memory(device)}
-        del block, vmodel
+        del variant
         variants[tag]["memory_after_release_gb"] = free(device)
     if variants:
         row["grid_variants"] = variants
@@ -329,7 +382,7 @@ def startup_seconds(runs: int) -> float:
 def job_seconds(row: dict, startup: float, examples: int) -> dict:
     """M separate jobs against one grid job, for cells of ``examples`` training examples."""
     e, m = row["examples_per_s"], row["cells"]
-    separate = m * (startup + examples / e["train_epochs"])
+    separate = m * (startup + examples / e["one_cell"])
     grid = startup + m * examples / e["grid"]
     return {"separate_jobs_s": separate, "grid_job_s": grid, "ratio_separate_over_grid": separate / grid}
 
@@ -393,8 +446,8 @@ def main(argv=None):
             e, b = row["examples_per_s"], row["blocks"]["grid"]
             print(f"{name:8s} batch {batch:3d} x {row['cells']} cells ({row['settings']}): grid {e['grid']:9.1f} "
                   f"cell-ex/s (min {b['min']:.1f}, max {b['max']:.1f}; {row['grid_per_cell_examples_per_s']:.1f} per "
-                  f"cell)  separate jobs {e['train_epochs']:8.1f}  best single {e['single_best']:8.1f}  "
-                  f"grid/separate {row['ratio_grid_over_train_epochs']:.2f}  grid/single "
+                  f"cell)  separate jobs {e['one_cell']:8.1f}  best single {e['single_best']:8.1f}  "
+                  f"grid/separate {row['ratio_grid_over_one_cell']:.2f}  grid/single "
                   f"{row['ratio_grid_over_single_best']:.2f}", flush=True)
             if row["peak_memory_gb"] is not None:
                 print(f"    peak GPU memory {row['peak_memory_gb']:.2f} GiB; "

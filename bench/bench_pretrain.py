@@ -61,36 +61,46 @@ ENGINES = ("fairseq", "plain")
 class PlainBlock(nn.Module):
     """A post-LN BERT layer: packed q/k/v, SDPA, GELU feed-forward, dropout where our layer (torch's
     TransformerEncoderLayer) has it: attention weights, both residual branches and the feed-forward
-    activation (which the gpu-anchors' reference leaves out)."""
+    activation (``activation_dropout``: XLM's model has none there; the gpu-anchors' reference
+    leaves it out)."""
 
-    def __init__(self, dim, heads, ffn, dropout, attention_dropout):
+    def __init__(self, dim, heads, ffn, dropout, attention_dropout, activation_dropout, eps):
         super().__init__()
-        self.heads, self.p, self.pa = heads, dropout, attention_dropout
+        self.heads, self.p, self.pa, self.pact = heads, dropout, attention_dropout, activation_dropout
         self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
         self.fc1, self.fc2 = nn.Linear(dim, ffn), nn.Linear(ffn, dim)
-        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.ln1, self.ln2 = nn.LayerNorm(dim, eps=eps), nn.LayerNorm(dim, eps=eps)
 
     def forward(self, x):
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         a = F.scaled_dot_product_attention(q, k, v, dropout_p=self.pa if self.training else 0.0)
         x = self.ln1(x + F.dropout(self.proj(a.transpose(1, 2).reshape(b, t, d)), self.p, self.training))
-        h = F.dropout(F.gelu(self.fc1(x)), self.p, self.training)
+        h = F.dropout(F.gelu(self.fc1(x)), self.pact, self.training)
         return self.ln2(x + F.dropout(self.fc2(h), self.p, self.training))
 
 
 class PlainMLM(nn.Module):
     """The MLM with its loss: ``forward(tokens, index, target, lang)`` is the summed cross-entropy
-    of the positions ``index`` (flat) predicting ``target`` (``pad``: a slot predicting nothing)."""
+    of the positions ``index`` (flat) predicting ``target`` (``pad``: a slot predicting nothing);
+    ``reduction="none"``: each position's. The model our encoder is (read off it): one token table
+    per language or one for all, XLM's language embeddings or none, BERT's head (dense, GELU,
+    LayerNorm) or XLM's (the tied projection alone), the same LayerNorm epsilon and dropouts."""
 
-    def __init__(self, rows, masks, dim, heads, ffn, layers, max_pos, dropout, attention_dropout, pad):
+    def __init__(self, rows, masks, dim, heads, ffn, layers, max_pos, dropout, attention_dropout, pad,
+                 activation_dropout=None, eps=1e-5, languages=0, bert_head=True):
         super().__init__()
         n = masks.shape[0]  # one table per language (Sep Emb) or one for all
+        activation_dropout = dropout if activation_dropout is None else activation_dropout
         self.tok = nn.ModuleList(nn.Embedding(rows, dim, padding_idx=pad) for _ in range(n))
         self.pos = nn.ModuleList(nn.Embedding(max_pos, dim) for _ in range(n))
-        self.ln = nn.ModuleList(nn.LayerNorm(dim) for _ in range(n))
-        self.blocks = nn.ModuleList(PlainBlock(dim, heads, ffn, dropout, attention_dropout) for _ in range(layers))
-        self.dense, self.lm_ln = nn.Linear(dim, dim), nn.LayerNorm(dim)
+        self.ln = nn.ModuleList(nn.LayerNorm(dim, eps=eps) for _ in range(n))
+        self.lang = nn.Embedding(languages, dim) if languages else None
+        self.blocks = nn.ModuleList(PlainBlock(dim, heads, ffn, dropout, attention_dropout, activation_dropout, eps)
+                                    for _ in range(layers))
+        if bert_head:
+            self.dense, self.lm_ln = nn.Linear(dim, dim), nn.LayerNorm(dim, eps=eps)
+        self.bert_head = bert_head
         self.bias = nn.Parameter(torch.zeros(rows))
         # -inf on the columns a language never predicts (padding rows, other languages' tokens)
         self.register_buffer("column_bias", torch.zeros(masks.shape).masked_fill(~masks, float("-inf")))
@@ -101,15 +111,58 @@ class PlainMLM(nn.Module):
                 if isinstance(m, nn.Linear):
                     m.bias.data.zero_()
 
-    def forward(self, tokens, index, target, lang: int):
+    def forward(self, tokens, index, target, lang: int, reduction: str = "sum"):
         e = lang if len(self.tok) > 1 else 0
         x = self.tok[e](tokens) + self.pos[e].weight[: tokens.shape[1]][None]
+        if self.lang is not None:
+            x = x + self.lang.weight[lang]
         x = F.dropout(self.ln[e](x), self.p, self.training)
         for block in self.blocks:
             x = block(x)
-        x = self.lm_ln(F.gelu(self.dense(x.flatten(0, 1).index_select(0, index))))
+        x = x.flatten(0, 1).index_select(0, index)
+        if self.bert_head:
+            x = self.lm_ln(F.gelu(self.dense(x)))
         logits = F.linear(x, self.tok[e].weight, self.bias + self.column_bias[e])
-        return F.cross_entropy(logits.float(), target, reduction="sum", ignore_index=self.pad)
+        return F.cross_entropy(logits.float(), target, reduction=reduction, ignore_index=self.pad)
+
+
+def plain_like(encoder, masks: torch.Tensor, args, pad: int) -> PlainMLM:
+    """A :class:`PlainMLM` of ``encoder``'s architecture (our EncoderCore) with its weights."""
+    first = encoder.shared_layers[0]
+    plain = PlainMLM(encoder.vocab_rows, masks, encoder.dim, args.heads, args.ffn, encoder.num_layers,
+                     encoder.max_positions_, encoder.dropout.p, first.self_attn.dropout, pad,
+                     activation_dropout=first.dropout.p, eps=first.norm1.eps,
+                     languages=0 if encoder.embed_languages is None else encoder.n_languages,
+                     bert_head=encoder.mlm_head == "bert")
+    copy_weights(encoder, plain)
+    return plain
+
+
+@torch.no_grad()
+def copy_weights(encoder, plain: PlainMLM) -> None:
+    """Our encoder's weights into the plain model, tensor for tensor (the same q/k/v packing as
+    torch's attention: query, key, value rows of ``in_proj``)."""
+    if len(encoder.language_layers[0]):
+        raise ValueError("the plain reference has no separate layers (Sep L1-n): compare shared layers only")
+    for e, (tok, pos, ln) in enumerate(zip(plain.tok, plain.pos, plain.ln)):
+        p = min(e, len(encoder.embed_positions) - 1)
+        tok.weight.copy_(encoder.embed_tokens[e].weight)
+        pos.weight.copy_(encoder.embed_positions[p].weight)
+        ln.load_state_dict(encoder.emb_layer_norm[p].state_dict())
+    if plain.lang is not None:
+        plain.lang.weight.copy_(encoder.embed_languages.weight)
+    for block, layer in zip(plain.blocks, encoder.shared_layers, strict=True):
+        block.qkv.weight.copy_(layer.self_attn.in_proj_weight)
+        block.qkv.bias.copy_(layer.self_attn.in_proj_bias)
+        block.proj.load_state_dict(layer.self_attn.out_proj.state_dict())
+        block.fc1.load_state_dict(layer.linear1.state_dict())
+        block.fc2.load_state_dict(layer.linear2.state_dict())
+        block.ln1.load_state_dict(layer.norm1.state_dict())
+        block.ln2.load_state_dict(layer.norm2.state_dict())
+    if plain.bert_head:
+        plain.dense.load_state_dict(encoder.lm_dense.state_dict())
+        plain.lm_ln.load_state_dict(encoder.lm_layer_norm.state_dict())
+    plain.bias.copy_(encoder.lm_bias)
 
 
 def main(argv=None):
@@ -190,7 +243,8 @@ def full_batches(trainer, n: int) -> list[dict]:
     return [pin(b) for b in chosen]
 
 
-def plain_engine(args, task, pre, batches, dev, compile_on):
+def plain_engine(args, task, encoder, pre, dev, compile_on):
+    """The plain step of the same model, from ``encoder``'s weights (the fairseq engine's)."""
     d = task.source_dictionary
     vocab, rows = len(d), padded_rows(len(d), args.vocab_multiple)
     if args.sep_emb:
@@ -198,8 +252,7 @@ def plain_engine(args, task, pre, batches, dev, compile_on):
         masks[:, :vocab] = torch.from_numpy(np.stack(task.language_vocabs))
     else:
         masks = (torch.arange(rows) < vocab)[None]
-    model = PlainMLM(rows, masks, args.dim, args.heads, args.ffn, args.layers, args.tokens_per_sample,
-                     TINY_MODEL["dropout"], TINY_MODEL["attention_dropout"], d.pad()).to(dev).train()
+    model = plain_like(encoder, masks, args, d.pad()).to(dev).train()
     opt = torch.optim.AdamW(model.parameters(), lr=pre["lr"], betas=tuple(pre["adam_betas"]), eps=pre["adam_eps"],
                             weight_decay=pre["weight_decay"], fused=True)
     dtype = DTYPES[args.precision]
@@ -208,10 +261,10 @@ def plain_engine(args, task, pre, batches, dev, compile_on):
     params = [p for p in model.parameters()]
 
     def prepare(b):
-        """A batch's tensors on the device, before the step (the language only selects tables
-        with Sep Emb: elsewhere a second value would recompile)."""
+        """A batch's tensors on the device, before the step (the language selects tables with Sep
+        Emb and the row of XLM's language embeddings: elsewhere a second value would recompile)."""
         return (b["net_input"]["src_tokens"].to(dev), b["masked_index"].to(dev), b["masked_target"].to(dev),
-                b["n_predicted"], b["net_input"]["src_lang"] if args.sep_emb else 0)
+                b["n_predicted"], b["net_input"]["src_lang"] if args.sep_emb or model.lang is not None else 0)
 
     def step(prepared):
         tokens, index, target, n, lang = prepared
@@ -230,6 +283,73 @@ def plain_engine(args, task, pre, batches, dev, compile_on):
         opt.zero_grad(set_to_none=True)
 
     return model, prepare, step
+
+
+# Both engines on the same batches with the same weights and dropout off compute one model twice.
+# In fp32 each predicted position's loss agrees to POSITION_ATOL nats (a part computed otherwise,
+# a weight left out or a wrong epsilon moves them by 1e-2 or more); in the run's precision the
+# batches' mean loss agrees to its rounding (MEAN_RTOL). Checked before any step is timed.
+POSITION_ATOL = 1e-3
+MEAN_RTOL = {"fp32": 1e-5, "bf16": 1e-2, "fp16": 3e-3}
+CHECK_BATCHES = 4
+
+
+def fairseq_position_losses(encoder, batch, lang: int) -> torch.Tensor:
+    """Each predicted position's loss under our encoder (its ``mlm_loss`` before the sum)."""
+    x, _ = encoder.extract_features(batch[0], lang)
+    logits = encoder._logits(x.flatten(0, 1).index_select(0, batch[1]), lang)
+    return F.cross_entropy(logits.float(), batch[2], reduction="none", ignore_index=encoder.padding_idx)
+
+
+@torch.no_grad()
+def engine_losses(encoder, plain, prepared: list, dev, precision: str) -> dict[str, list[torch.Tensor]]:
+    """Each engine's per-position losses on ``prepared`` batches in ``precision``, dropout off."""
+    dtype = DTYPES[precision]
+    out: dict[str, list[torch.Tensor]] = {"fairseq": [], "plain": []}
+    was = encoder.training, plain.training
+    encoder.train(False)
+    plain.train(False)
+    try:
+        with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
+            for tokens, index, target, _, lang in prepared:
+                out["fairseq"].append(fairseq_position_losses(encoder, (tokens, index, target), int(lang)).cpu())
+                out["plain"].append(plain(tokens, index, target, int(lang), reduction="none").cpu())
+    finally:
+        encoder.train(was[0])
+        plain.train(was[1])
+    return out
+
+
+def agreement(encoder, plain, prepared: list, dev, precision: str) -> dict:
+    """The check above: fp32 per position, ``precision``'s mean; ``ok`` and why not."""
+    rec: dict = {"batches": len(prepared), "position_atol_fp32": POSITION_ATOL, "mean_rtol": MEAN_RTOL[precision]}
+    problems = []
+    for prec in dict.fromkeys(["fp32", precision]):
+        got = engine_losses(encoder, plain, prepared, dev, prec)
+        f, p = torch.cat(got["fairseq"]), torch.cat(got["plain"])
+        kept = [b[2].cpu().ne(encoder.padding_idx) for b in prepared]
+        f, p = f[torch.cat(kept)], p[torch.cat(kept)]
+        means = {"fairseq": float(f.mean()), "plain": float(p.mean())}
+        rec[prec] = {"mean_loss": means, "max_position_diff": float((f - p).abs().max()),
+                     "mean_rel_diff": abs(means["fairseq"] - means["plain"]) / abs(means["plain"])}
+        if not (torch.isfinite(f).all() and torch.isfinite(p).all()):
+            problems.append(f"{prec}: a loss is not finite ({means})")
+        elif prec == "fp32" and rec[prec]["max_position_diff"] > POSITION_ATOL:
+            problems.append(f"fp32: a position's loss differs by {rec[prec]['max_position_diff']:.3g} nats "
+                            f"(at most {POSITION_ATOL})")
+        elif rec[prec]["mean_rel_diff"] > MEAN_RTOL[prec]:
+            problems.append(f"{prec}: mean losses {means['fairseq']:.5f} and {means['plain']:.5f} differ by "
+                            f"{rec[prec]['mean_rel_diff']:.2e} (at most {MEAN_RTOL[prec]})")
+    rec["ok"], rec["problems"] = not problems, problems
+    return rec
+
+
+def finite_after(encoder, plain, prepared: list, dev, precision: str) -> dict:
+    """After the timed steps: both engines' losses still finite (a diverged step times nothing real)."""
+    got = engine_losses(encoder, plain, prepared, dev, precision)
+    finite = {k: bool(all(torch.isfinite(t).all() for t in v)) for k, v in got.items()}
+    return {"finite": finite, "ok": all(finite.values()),
+            "mean_loss": {k: float(torch.cat(v).float().nanmean()) for k, v in got.items()}}
 
 
 def remainder_batch(batch: dict, pad: int, mask_prob: float) -> dict:
@@ -322,8 +442,17 @@ def run(args, tmp: Path) -> dict:
     # the plain step compiles where the fairseq engine's model does (auto: a GPU and a large enough step)
     compile_on = bool(trainer.model.encoder.compiled)
     batches = full_batches(trainer, n_pool)
-    plain, plain_prepare, plain_run = plain_engine(args, task, pre, batches, dev, compile_on)
+    encoder = trainer.model.encoder
+    plain, plain_prepare, plain_run = plain_engine(args, task, encoder, pre, dev, compile_on)
     plain_batches = [plain_prepare(b) for b in batches]
+    agree = agreement(encoder, plain, plain_batches[:CHECK_BATCHES], dev, args.precision)
+    print(f"the engines' losses on {agree['batches']} batches, same weights, dropout off: "
+          + "; ".join(f"{k} mean {v['mean_loss']['fairseq']:.5f} / {v['mean_loss']['plain']:.5f}, largest "
+                      f"position difference {v['max_position_diff']:.2e}" for k, v in agree.items()
+                      if isinstance(v, dict) and "mean_loss" in v))
+    if not agree["ok"]:
+        raise SystemExit("the two engines do not compute the same model, no rate measured: "
+                         + "; ".join(agree["problems"]))
     pad = task.source_dictionary.pad()
     tokens_of = [int(b["net_input"]["src_tokens"].ne(pad).sum()) for b in batches]
     steps = {"fairseq": lambda i: trainer.train_step([batches[i % len(batches)]]),
@@ -339,8 +468,13 @@ def run(args, tmp: Path) -> dict:
     warmup = {"first_steps_s": first, "first_steps": len(batches), "blocks": len(warm["fairseq"]),
               "settled": settled, "seconds": time.perf_counter() - t_warm}
     rates = blocks.measure(args, start)
+    after = finite_after(encoder, plain, plain_batches[:CHECK_BATCHES], dev, args.precision)
+    if not after["ok"]:
+        raise SystemExit(f"a loss is not finite after the timed steps ({after['mean_loss']}): the rates time "
+                         "diverged training, not reported")
     predicted = sum(b["n_predicted"] for b in batches) / sum(tokens_of)
     result = results(args, rates, warmup, predicted, model_cfg, compile_on, task, trainer, plain)
+    result["agreement"], result["after_timing"] = agree, after
     print_results(args, result)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

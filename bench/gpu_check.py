@@ -5,7 +5,8 @@ pretraining jobs of its second part, each part's JSON and the one-screen summary
     python bench/gpu_check.py jobs RAW --device cuda --seconds 150
     python bench/gpu_check.py record OUT PART STATUS SECONDS [--raw RAW] [--note TEXT] [--estimate S]
     python bench/gpu_check.py tests RAW JUNIT_XML           # pytest's junit report as JSON
-    python bench/gpu_check.py summary OUT                   # OUT/summary.txt
+    python bench/gpu_check.py merge-rows RAW ROWS.json ...  # the grid's rows, one benchmark run each
+    python bench/gpu_check.py summary OUT [PART ...]         # OUT/summary.txt; exit status 1 on FAIL
 
 Every part's JSON (``OUT/<part>.json``) carries the machine (device, torch, CUDA, Python), the
 commit (``COMMIT``, else git's), the date, the part's status (ok, failed, timeout, skipped), its
@@ -33,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the test support: the rule's job in its own process
-PARTS = ("pretrain", "jobs", "grid", "tests")
+PARTS = ("tests", "grid", "pretrain", "jobs")
 # the targets on one H100 (the issue's): the summary marks each number against its target
 GOALS = {"tokens_per_s": 700_000, "mfu": 0.30, "ratio": 0.9, "grid_cell_examples_per_s": {4: 1200, 8: 2000},
          "exit_s": 10.0}
@@ -213,12 +214,14 @@ def checks(rec: dict, stopped_by_us: bool, cut: bool) -> dict:
 # --- the parts' JSON and the summary ---------------------------------------------------------------
 
 def tests_record(junit: Path) -> dict:
-    """pytest's junit report: counts and each test's outcome (what ran before the time ran out)."""
+    """pytest's junit report: counts and each test's outcome (what ran before the time ran out).
+    Every case is named: a case with no class or name (pytest writes one for a collection error
+    or an interrupted session) takes its file and line, else its place in the report."""
     if not junit.exists():
         return {"error": f"no report at {junit} (pytest did not finish its session)"}
     root = ET.parse(junit).getroot()
     cases = []
-    for case in root.iter("testcase"):
+    for i, case in enumerate(root.iter("testcase")):
         outcome = "passed"
         for tag in ("failure", "error", "skipped"):
             node = case.find(tag)
@@ -228,10 +231,32 @@ def tests_record(junit: Path) -> dict:
                 break
         else:
             message = ""
-        cases.append({"test": f"{case.get('classname')}::{case.get('name')}", "outcome": outcome,
-                      "seconds": float(case.get("time") or 0), "message": message})
+        classname, name = case.get("classname"), case.get("name")
+        if classname and name:
+            test = f"{classname}::{name}"
+        else:
+            where = ":".join(filter(None, [case.get("file"), case.get("line")]))
+            test = f"unnamed case {i + 1} of the report" + (f" ({where})" if where else "")
+            if outcome == "passed":  # nothing was tested under no name
+                outcome, message = "error", message or "a case with no test's name"
+        cases.append({"test": test, "outcome": outcome, "seconds": float(case.get("time") or 0),
+                      "message": message})
     counts = {k: sum(c["outcome"] == k for c in cases) for k in ("passed", "failed", "error", "skipped")}
     return {"counts": counts, "cases": cases}
+
+
+def merge_rows(raw: Path, files: list[Path]) -> dict:
+    """The grid part's result: the rows of one benchmark run per (task, batch size), in order; a run
+    that wrote nothing adds none."""
+    merged: dict = {"rows": []}
+    for f in files:
+        rec = read_json(f)
+        if rec is None:
+            continue
+        merged.update({k: v for k, v in rec.items() if k != "rows"})
+        merged["rows"] += rec.get("rows", [])
+    write_json(raw, merged)
+    return merged
 
 
 def record(out: Path, part: str, status: str, seconds: float, raw: Path | None, note: str, estimate: float | None
@@ -263,13 +288,43 @@ def _mark(value, goal) -> str:
     return "" if value is None or goal is None else (" (goal met)" if value >= goal else f" (goal {goal:,})")
 
 
-def summary(out: Path) -> str:
+def verdict(out: Path, parts: list[str]) -> tuple[bool, list[str]]:
+    """PASS when every part asked for ran and passed (a skipped part is said, not failed) and no
+    GPU test and no job check failed; the reasons otherwise."""
+    why, skipped = [], []
+    for part in parts:
+        rec = read_json(out / f"{part}.json")
+        if rec is None:
+            why.append(f"{part}: no record")
+            continue
+        if rec["status"] == "skipped":
+            skipped.append(part)
+        elif rec["status"] != "ok":
+            why.append(f"{part} {rec['status']}" + (f" ({rec['note']})" if rec.get("note") else ""))
+        if part == "tests" and rec.get("counts"):
+            bad = [c["test"].split("::")[-1] for c in rec["cases"] if c["outcome"] in ("failed", "error")]
+            if bad:
+                why.append(f"{len(bad)} GPU test(s) failed: {', '.join(bad[:4])}" + (" ..." if len(bad) > 4 else ""))
+        if part == "jobs":
+            for name, job in rec.get("jobs", {}).items():
+                failed = [k for k, v in job.get("checks", {}).items() if not v]
+                if failed:
+                    why.append(f"jobs: {name} {failed}")
+    return not why, why + ([f"skipped: {', '.join(skipped)}"] if skipped and why else [])
+
+
+def summary(out: Path, parts: list[str] | None = None) -> tuple[str, bool]:
+    parts = list(parts or PARTS)
     env = read_json(out / "env.json") or {}
-    lines = [f"GPU CHECK {env.get('date', '?')} commit {str(env.get('commit', '?'))[:12]}: {env.get('device', '?')}, "
+    ok, why = verdict(out, parts)
+    skipped = [p for p in parts if (read_json(out / f"{p}.json") or {}).get("status") == "skipped"]
+    lines = [("PASS" if ok else "FAIL") + ": " + ("; ".join(why) if why else
+             f"{len(parts) - len(skipped)} part(s) passed" + (f", skipped: {', '.join(skipped)}" if skipped else "")),
+             f"GPU CHECK {env.get('date', '?')} commit {str(env.get('commit', '?'))[:12]}: {env.get('device', '?')}, "
              f"torch {env.get('torch', '?')} CUDA {env.get('cuda', '-')}, Python {env.get('python', '?')}, "
              f"fairseq {env.get('fairseq-fixed', '?')} (extensions {env.get('fairseq_extensions', '?')})"]
     cuda = env.get("device", "cpu") != "cpu"
-    for part in PARTS:
+    for part in parts:
         rec = read_json(out / f"{part}.json")
         if rec is None:
             lines.append(f"{part.upper()}: no record (the check ended before it)")
@@ -282,6 +337,7 @@ def summary(out: Path) -> str:
         if part == "pretrain" and res:
             t, s = res["tokens_per_s"], res["stats"]
             mfu, mfu_plain = res.get("mfu"), res.get("mfu_plain")
+            agree = res.get("agreement", {})
             lines.append(
                 f"  b{res['batch']} x {res['model']['tokens_per_sample']}, {res['vocab_rows']} rows, "
                 f"{res['precision']}, compile {res['compile']}: fairseq {_fmt(t['fairseq'])} tok/s "
@@ -294,6 +350,10 @@ def summary(out: Path) -> str:
                 f"{_mark(ratio, GOALS['ratio'] if cuda else None)}; MFU "
                 f"{_pct(mfu)}{_mark(mfu, GOALS['mfu'] if cuda else None)} (plain {_pct(mfu_plain)}); peak "
                 f"{_fmt(res.get('peak_memory_gb'), '.1f')} GB; first pass {res['warmup']['first_steps_s']}")
+            if agree:
+                lines.append("  engines' losses, same weights: " + "; ".join(
+                    f"{k} {v['mean_loss']['fairseq']:.4f} / {v['mean_loss']['plain']:.4f}"
+                    for k, v in agree.items() if isinstance(v, dict) and "mean_loss" in v))
         elif part == "jobs" and res:
             for name, job in res.get("jobs", {}).items():
                 if "skipped" in job:
@@ -308,10 +368,11 @@ def summary(out: Path) -> str:
         elif part == "grid" and res:
             for row in res.get("rows", []):
                 e = row["examples_per_s"]
-                goal = GOALS["grid_cell_examples_per_s"].get(row["batch_size"]) if cuda else None
+                goal = GOALS["grid_cell_examples_per_s"].get(row["batch_size"]) if cuda and row["task"] == "xnli" \
+                    else None
                 lines.append(
                     f"  {row['task']} b{row['batch_size']} x{row['cells']} {row['settings']}: grid {_fmt(e['grid'])} "
-                    f"cell-ex/s{_mark(e['grid'], goal)}, separate jobs {_fmt(e['train_epochs'])}, single "
+                    f"cell-ex/s{_mark(e['grid'], goal)}, jobs of one cell {_fmt(e['one_cell'])}, single "
                     f"{_fmt(e['single_best'])}; peak {_fmt(row.get('peak_memory_gb'), '.2f')} GiB, "
                     f"{_fmt(row.get('memory_after_release_gb'), '.2f')} GiB left once freed")
         elif part == "tests" and res:
@@ -324,7 +385,7 @@ def summary(out: Path) -> str:
                 lines.append(f"  {res.get('error')}")
     text = "\n".join(lines) + "\n"
     (out / "summary.txt").write_text(text)
-    return text
+    return text, ok
 
 
 def main(argv=None) -> None:
@@ -346,7 +407,12 @@ def main(argv=None) -> None:
     t = sub.add_parser("tests")
     t.add_argument("raw", type=Path)
     t.add_argument("junit", type=Path)
-    sub.add_parser("summary").add_argument("out", type=Path)
+    m = sub.add_parser("merge-rows")
+    m.add_argument("raw", type=Path)
+    m.add_argument("files", type=Path, nargs="*")
+    sm = sub.add_parser("summary")
+    sm.add_argument("out", type=Path)
+    sm.add_argument("parts", nargs="*", choices=PARTS)
     args = ap.parse_args(argv)
     if args.what == "env":
         env = environment()
@@ -358,8 +424,12 @@ def main(argv=None) -> None:
         record(args.out, args.part, args.status, args.seconds, args.raw, args.note, args.estimate)
     elif args.what == "tests":
         write_json(args.raw, tests_record(args.junit))
+    elif args.what == "merge-rows":
+        merge_rows(args.raw, args.files)
     else:
-        print(summary(args.out), end="")
+        text, ok = summary(args.out, args.parts)
+        print(text, end="")
+        sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

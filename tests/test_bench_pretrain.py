@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from xling.cluster import budget
 
@@ -51,3 +52,30 @@ def test_benchmark_protocol_and_json_for_the_budget(tmp_path, sep_emb):
     stamp = (tmp_path / "corpus" / "dict.txt").stat().st_mtime_ns
     bench.main(argv + ["--blocks", "5"])
     assert (tmp_path / "corpus" / "dict.txt").stat().st_mtime_ns == stamp
+
+
+TINY = ["--layers", "1", "--dim", "32", "--heads", "2", "--ffn", "64", "--tokens-per-sample", "32", "--batch", "4",
+        "--vocab-per-language", "100", "--steps", "2", "--blocks", "5", "--max-warmup-blocks", "2"]
+
+
+@pytest.mark.parametrize("fault", ["a part computed otherwise", "a loss that is not finite"])
+def test_engines_that_do_not_compute_one_model_stop_the_benchmark_before_any_rate(tmp_path, monkeypatch, capsys,
+                                                                                   fault):
+    """Both engines start from the same weights and their losses on the first batches must agree
+    (in fp32 each predicted position's, to 1e-3 nats) before a block is timed: a plain model one
+    LayerNorm bias of which is off by 0.05, or one that computes NaN, stops it with no rate."""
+    bench = load_bench()
+    copy_weights = bench.copy_weights
+
+    def off(encoder, plain):
+        copy_weights(encoder, plain)
+        with torch.no_grad():
+            if fault == "a part computed otherwise":
+                plain.blocks[0].ln2.bias.add_(0.05)
+            else:
+                plain.bias.fill_(float("nan"))
+
+    monkeypatch.setattr(bench, "copy_weights", off)
+    with pytest.raises(SystemExit, match="do not compute the same model"):
+        bench.main(TINY + ["--data", str(tmp_path / "corpus"), "--json", str(tmp_path / "b.json")])
+    assert "tokens/s" not in capsys.readouterr().out and not (tmp_path / "b.json").exists()

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+import support.export_compare as compare  # noqa: E402
 from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
 from xling.errors import InputError
 
@@ -118,6 +119,32 @@ def test_hidden_states_and_logits_equal_ours(model, exported, lang):
     for layer, (a, b) in enumerate(zip(theirs.hidden_states, states)):
         torch.testing.assert_close(a[mask], b[mask], rtol=1e-5, atol=1e-5, msg=lambda m: f"layer {layer}: {m}")
     torch.testing.assert_close(theirs.logits[mask], logits[mask], rtol=1e-5, atol=1e-4)
+
+
+def test_the_gpu_tests_bound_holds_here_and_fails_a_perturbed_export(model, exported):
+    """tests/test_gpu.py holds our encoder and the export on CUDA to the float64 reference within
+    the device's rounding, measured layer by layer (support.export_compare). On the CPU in float32
+    both are within it, and an export one weight of which is off by 0.1%, or that is not given
+    its language, is not."""
+    out, info = exported
+    for lang in LANGS:
+        batch = compare.encode_batch(out, info, lang, sentences)
+        reference, _ = compare.ours(model[1], lang, batch, "cpu", torch.float64)
+        ours, enc = compare.ours(model[1], lang, batch, "cpu")
+        roundings = compare.layer_roundings(enc, lang, batch, reference, "cpu")
+        compare.assert_within_rounding("ours", ours, reference, roundings)
+        compare.assert_within_rounding("the export", compare.theirs(out, batch, "cpu"), reference, roundings)
+    hf = AutoModelForMaskedLM.from_pretrained(out)
+    with torch.no_grad():
+        next(p for n, p in hf.named_parameters() if n.endswith("weight") and p.dim() == 2 and "embed" not in n
+             ).mul_(1.001)
+    with pytest.raises(AssertionError, match="the export"):
+        compare.assert_within_rounding("the export", compare.theirs(out, batch, "cpu", model=hf), reference,
+                                       roundings)
+    if info["language_input"]:
+        unmarked = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask")}
+        with pytest.raises(AssertionError, match="the export"):
+            compare.assert_within_rounding("the export", compare.theirs(out, unmarked, "cpu"), reference, roundings)
 
 
 def test_a_checkpoint_of_older_code_exports_alike(tmp_path):

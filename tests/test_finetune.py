@@ -11,10 +11,21 @@ from fairseq.data import Dictionary
 from torch import nn
 
 # the toy tasks; test_finetune_real_encoder imports some of them from here
-from support.toy_tasks import LANGS, SUFFIX, WORDS, files, job, make_ner, make_nli, make_ud, per_word, write_task_dir  # noqa: F401,E501
+from support.toy_tasks import (  # noqa: F401,E501
+    LANGS,
+    SUFFIX,
+    WORDS,
+    files,
+    finetune_one,
+    job,
+    make_ner,
+    make_nli,
+    make_ud,
+    per_word,
+    write_task_dir,
+)
 from xling.config import grid_cells, hp_id, load_yaml
 from xling.errors import InputError
-from xling.finetune import finetune
 from xling.finetune.data import read_bio, read_nli
 from xling.finetune.encoder import Encoder, freeze_language_specific
 from xling.finetune.schedule import warmup_linear
@@ -79,7 +90,7 @@ def test_tiny_finetune_learns_and_freezes_language_parameters(task, task_dir):
     before_lang = {lang: enc.lang_embed[lang].detach().clone() for lang in LANGS}
     before_shared = enc.tokens.weight.detach().clone()
     hp, chance, epochs = CASES[task]
-    res = finetune(job(task, hp, epochs, seed=3), enc, per_word, files(task_dir, task))
+    res = finetune_one(job(task, hp, epochs, seed=3), enc, per_word, files(task_dir, task))
     # English dev well above chance, and the zero-shot target (same vocabulary here) too.
     assert res["en_dev"] > chance + 30, res["history"]
     assert res["tgt_test"] > chance + 20, res
@@ -101,7 +112,7 @@ def test_target_language_parameters_are_used_at_test(task_dir):
     hp, _, _ = CASES["ner"]
     with torch.no_grad():
         enc.lang_embed["fr"].mul_(0).add_(50.0)  # swamps the input for fr only
-    res = finetune(job("ner", hp, 3, seed=3), enc, per_word, files(task_dir, "ner"))
+    res = finetune_one(job("ner", hp, 3, seed=3), enc, per_word, files(task_dir, "ner"))
     assert res["en_dev"] > 50
     assert res["tgt_test"] < res["en_dev"] - 20
 
@@ -110,7 +121,7 @@ def test_truncation_is_counted_and_all_words_scored(task_dir):
     torch.manual_seed(0)
     enc = TinyEncoder()
     hp, _, _ = CASES["parsing"]
-    res = finetune(job("parsing", hp, 1, seed=1, max_seq_len=6), enc, per_word, files(task_dir, "parsing"))
+    res = finetune_one(job("parsing", hp, 1, seed=1, max_seq_len=6), enc, per_word, files(task_dir, "parsing"))
     # Sentences have 3-7 words: with room for 4 words every longer one is cut.
     assert 0 < res["truncated"]["train"] < res["examples"]["train"]
     assert 0.0 <= res["tgt_test"] <= 100.0
@@ -119,16 +130,17 @@ def test_truncation_is_counted_and_all_words_scored(task_dir):
 def test_max_train_examples_caps_english_training(task_dir):
     torch.manual_seed(0)
     hp, _, _ = CASES["ner"]
-    res = finetune(job("ner", hp, 1, seed=1, max_train_examples=32), TinyEncoder(), per_word, files(task_dir, "ner"))
+    res = finetune_one(job("ner", hp, 1, seed=1, max_train_examples=32), TinyEncoder(), per_word,
+                       files(task_dir, "ner"))
     assert res["examples"]["train"] == 32 and res["steps"] == 2  # 32 examples in batches of 16
 
 
 def test_max_eval_examples_caps_dev_and_test_sets_only(task_dir):
     torch.manual_seed(0)
     hp, _, _ = CASES["ner"]
-    full = finetune(job("ner", hp, 1, seed=1), TinyEncoder(), per_word, files(task_dir, "ner"))
+    full = finetune_one(job("ner", hp, 1, seed=1), TinyEncoder(), per_word, files(task_dir, "ner"))
     torch.manual_seed(0)
-    capped = finetune(job("ner", hp, 1, seed=1, max_eval_examples=5), TinyEncoder(), per_word,
+    capped = finetune_one(job("ner", hp, 1, seed=1, max_eval_examples=5), TinyEncoder(), per_word,
                       files(task_dir, "ner"))
     assert capped["examples"]["train"] == full["examples"]["train"]
     assert all(capped["examples"][k] == 5 < full["examples"][k] for k in ("en_dev", "tgt_test"))
@@ -188,7 +200,7 @@ def test_parser_label_bilinear_is_nn_bilinear():
 
 
 def test_paper_config_grid_is_what_finetune_accepts():
-    """config/config.yaml plans the paper's grids; each cell is an hp dict finetune() understands."""
+    """config/config.yaml plans the paper's grids; each cell is an hp dict a fine-tuning job understands."""
     cfg = load_yaml(Path(__file__).resolve().parents[1] / "config" / "config.yaml")["finetune"]
     sizes = {task: len(grid_cells(cfg[task])) for task in ("xnli", "ner", "parsing")}
     assert sizes == {"xnli": 18, "ner": 6, "parsing": 6}
@@ -214,6 +226,6 @@ def test_bad_task_files_name_file_and_line(tmp_path):
 def test_tiny_finetune_on_cuda(task_dir):
     torch.manual_seed(0)
     hp, chance, epochs = CASES["parsing"]
-    res = finetune(job("parsing", hp, epochs, seed=3), TinyEncoder(), per_word, files(task_dir, "parsing"),
-                   device="cuda")
+    res = finetune_one(job("parsing", hp, epochs, seed=3), TinyEncoder(), per_word, files(task_dir, "parsing"),
+                       device="cuda")
     assert res["en_dev"] > chance + 30

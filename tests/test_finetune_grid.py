@@ -1,6 +1,7 @@
 """The cells of a fine-tuning grid trained together in one job (xling.finetune.grid): with dropout
-off they equal separate jobs (xling.finetune.finetune) cell by cell, a diverging cell leaves the
-others alone, and each cell's result.json is the one its own job writes."""
+off they equal each cell trained alone as a module (xling.finetune.loop.ModuleCell, through the
+same loop), a grid of one included; a diverging cell leaves the others alone, and each cell's
+result.json is the one its own job writes."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ import pytest
 import torch
 
 import xling.finetune.tasks as tasks_module
-from support.toy_tasks import LANGS, WORDS, files, job, per_word, write_task_dir
+from support.toy_tasks import LANGS, WORDS, files, finetune_one, job, per_word, write_task_dir
 from xling.config import grid_cells, hp_id, load_yaml
-from xling.finetune import GridSettings, finetune, finetune_grid, run_finetune, run_grid
+from xling.finetune import GridSettings, finetune_grid, run_grid
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
 from xling.finetune.grid import bucket, check_grid, default_buckets
@@ -89,7 +90,7 @@ def assert_same_result(single: dict, grid: dict) -> None:
 def test_grid_equals_separate_jobs(task, task_dir, no_dropout):
     jobs = [job(task, hp, 3, seed=3) for hp in HP[task]]
     base = tiny_encoder()
-    singles = [finetune(j, copy.deepcopy(base), per_word, files(task_dir, task)) for j in jobs]
+    singles = [finetune_one(j, copy.deepcopy(base), per_word, files(task_dir, task), as_module=True) for j in jobs]
     grid = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, task), settings=EAGER)
     for s, g in zip(singles, grid, strict=True):
         assert_same_result(s, g)
@@ -97,12 +98,27 @@ def test_grid_equals_separate_jobs(task, task_dir, no_dropout):
     assert len({tuple(h["train_loss"] for h in g["history"]) for g in grid}) == len(jobs)
 
 
+@pytest.mark.parametrize("dropout", [0.0, 0.1])
+@pytest.mark.parametrize("task", ["xnli", "ner", "parsing"])
+def test_a_grid_of_one_equals_the_cell_trained_as_a_module(task, task_dir, dropout):
+    """A one-cell job (the demo's grids: one cell a batch size) runs the paper run's batched
+    model; it gives what the same cell trained alone as a module gives: the same scores and best
+    epoch, the training losses to float tolerance (the batched model's matrix products and fused
+    Adam round differently). With one cell the batched forward draws its dropout masks as the
+    module does, in the same order: dropout on, they still agree."""
+    j = job(task, HP[task][1], 3, seed=3)
+    base = tiny_encoder(dropout=dropout, **XLM)
+    alone = finetune_one(j, copy.deepcopy(base), per_word, files(task_dir, task), as_module=True)
+    grid = finetune_one(j, copy.deepcopy(base), per_word, files(task_dir, task), settings=EAGER)
+    assert_same_result(alone, grid)
+
+
 def test_grid_with_language_embeddings_equals_separate_jobs(task_dir, no_dropout):
     """XLM's language embeddings: every cell trains its own table (English's row moves, the
     target's stays as pretrained), and the target is scored with its own row."""
     jobs = [job("ner", hp, 2, seed=4) for hp in HP["ner"]]
     base = tiny_encoder(**XLM)
-    singles = [finetune(j, copy.deepcopy(base), per_word, files(task_dir, "ner")) for j in jobs]
+    singles = [finetune_one(j, copy.deepcopy(base), per_word, files(task_dir, "ner"), as_module=True) for j in jobs]
     grid = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "ner"), settings=EAGER)
     for s, g in zip(singles, grid, strict=True):
         assert_same_result(s, g)
@@ -113,7 +129,7 @@ def test_grid_with_frozen_language_parts_equals_separate_jobs(task_dir, no_dropo
     bottom is computed once for all cells, and the target's own parts score the target."""
     jobs = [job("ner", hp, 2, seed=5) for hp in HP["ner"]]
     base = tiny_encoder(separate_embeddings=True, separate_layers=1)
-    singles = [finetune(j, copy.deepcopy(base), per_word, files(task_dir, "ner")) for j in jobs]
+    singles = [finetune_one(j, copy.deepcopy(base), per_word, files(task_dir, "ner"), as_module=True) for j in jobs]
     grid = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "ner"), settings=EAGER)
     for s, g in zip(singles, grid, strict=True):
         assert_same_result(s, g)
@@ -359,8 +375,8 @@ def test_run_grid_writes_what_separate_jobs_write(task_dir, job_inputs, tmp_path
     run_grid(jobs, ckpt, dictionary, bpe, files(task_dir, "ner"), paths, metas=metas,
              settings=GridSettings(compile=False))
     for j, p, meta in zip(jobs, paths, metas, strict=True):
-        own = run_finetune(j, ckpt, dictionary, bpe, files(task_dir, "ner"), tmp_path / "own" / "result.json",
-                           meta=meta)
+        [own] = run_grid([j], ckpt, dictionary, bpe, files(task_dir, "ner"), [tmp_path / "own" / "result.json"],
+                         metas=[meta], settings=GridSettings(compile=False))
         saved = json.loads(p.read_text())
         assert_same_result(json.loads(json.dumps(own)), saved)
         assert saved["meta"] == meta and not list(p.parent.glob(".*tmp"))
@@ -414,8 +430,8 @@ def test_grid_steps_do_not_wait_for_the_gpu(task_dir, compiled):
     """After a warm-up, training steps (batch to the device, forward, backward, each cell's Adam)
     queue their work without one host sync: torch raises at any."""
     from xling.finetune.encoder import freeze_language_specific
+    from xling.finetune.examples import load_task_data
     from xling.finetune.grid import GridModel, cell_optimizers, train_step
-    from xling.finetune.train import load_task_data
 
     jobs = [job("parsing", hp, 1, seed=1) for hp in HP["parsing"]]
     enc = tiny_encoder(dropout=0.1)

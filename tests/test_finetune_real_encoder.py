@@ -1,5 +1,7 @@
-"""Fine-tuning drives the pretraining stage's real encoder (xling_mlm via LoadedEncoder) the same way:
-a tiny randomly initialised model with separate embeddings and a separate bottom layer."""
+"""Fine-tuning drives the pretraining stage's real encoder (xling_mlm via LoadedEncoder): a tiny
+randomly initialised model with separate embeddings and a separate bottom layer, as the grid's
+batched model (a grid of one, what every Table 1 job runs) and as a module (Liu et al.'s XNLI job,
+Figure 5)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import torch
 from fairseq.data import Dictionary
 from test_finetune import LANGS, WORDS, make_ner, per_word
 
-from xling.finetune import FinetuneJob, TaskFiles, finetune
+from support.toy_tasks import finetune_one
+from xling.finetune import FinetuneJob, TaskFiles
 
 mlm_model = pytest.importorskip("xling.pretrain.fairseq_plugin.mlm_model")
 from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
@@ -54,19 +57,24 @@ def ner_dir(tmp_path_factory):
     return root
 
 
+@pytest.mark.parametrize("as_module", [False, True])
 @pytest.mark.parametrize("sep_emb,sep_layers", [(False, 0), (True, 1)])
-def test_real_encoder_finetunes_with_frozen_language_parts(ner_dir, sep_emb, sep_layers):
+def test_real_encoder_finetunes_with_frozen_language_parts(ner_dir, sep_emb, sep_layers, as_module):
     torch.manual_seed(0)
     enc = tiny_loaded_encoder(sep_emb, sep_layers)
     specific = {lang: [p.detach().clone() for p in enc.language_specific_parameters(lang)] for lang in LANGS}
+    shared = [p.detach().clone() for p in enc.shared_parameters()]
     assert (len(specific["en"]) > 0) == (sep_emb or sep_layers > 0)
-    res = finetune(job(3), enc, per_word, files(ner_dir))
+    res = finetune_one(job(3), enc, per_word, files(ner_dir), as_module=as_module)
     assert res["en_dev"] > 60, res["history"]
     for lang in LANGS:
         for before, after in zip(specific[lang], enc.language_specific_parameters(lang)):
             assert torch.equal(before, after.detach())
+    # a module trains in place; the grid trains copies and leaves the loaded encoder as it was
+    moved = any(not torch.equal(b, a.detach()) for b, a in zip(shared, enc.shared_parameters()))
+    assert moved == as_module
     with pytest.raises(ValueError, match="positions"):
-        finetune(job(1, max_seq_len=65), enc, per_word, files(ner_dir))
+        finetune_one(job(1, max_seq_len=65), enc, per_word, files(ner_dir), as_module=as_module)
 
 
 @pytest.mark.parametrize("sep_emb", [False, True])
@@ -87,7 +95,7 @@ def test_language_embeddings_train_the_source_row_and_test_with_the_targets(ner_
         return encode(tokens, lang, padding_mask)
 
     enc.encode = spy
-    finetune(job(1), enc, per_word, files(ner_dir))
+    finetune_one(job(1), enc, per_word, files(ner_dir), as_module=True)
     assert not torch.equal(before[0], table[0].detach()) and torch.equal(before[1], table[1].detach())
     assert {lang for lang, training in seen if training} == {"en"}
     assert {lang for lang, training in seen if not training} == {"en", "fr"}
@@ -103,54 +111,17 @@ def job_inputs(ner_dir, tmp_path_factory):
     return write_tiny_checkpoint(tmp_path_factory.mktemp("job"), sentences)
 
 
-def test_run_finetune_job_with_checkpoint_and_bpe(ner_dir, job_inputs, tmp_path):
-    """The Snakemake job's path: load_encoder, SubwordTokenizer, result.json written atomically."""
+def test_a_one_cell_job_with_checkpoint_and_bpe(ner_dir, job_inputs, tmp_path):
+    """The Snakemake job's path for a grid of one: load_encoder, SubwordTokenizer, result.json
+    written atomically."""
     import json
 
-    from xling.finetune import run_finetune
+    from xling.finetune import run_grid
 
     ckpt, bpe, dictionary = job_inputs
     out = tmp_path / "finetune" / "default" / "en-fr" / "ner" / "bs16_lr0.003" / "result.json"
-    res = run_finetune(job(3), ckpt, dictionary, bpe, files(ner_dir), out, meta={"setting": "default"})
+    [res] = run_grid([job(3)], ckpt, dictionary, bpe, files(ner_dir), [out], metas=[{"setting": "default"}])
     saved = json.loads(out.read_text())
     assert saved["tgt_test"] == pytest.approx(res["tgt_test"]) and saved["meta"] == {"setting": "default"}
     assert saved["en_dev"] > 60, saved["history"]
     assert not list(out.parent.glob(".*tmp"))
-
-
-def test_finetune_workflow_script(ner_dir, job_inputs, tmp_path):
-    """workflow/scripts/finetune.py with the objects Snakemake injects."""
-    import json
-    import runpy
-    from pathlib import Path
-    from types import SimpleNamespace
-
-    from snakemake.iocontainers import Namedlist
-
-    ckpt, bpe, dictionary = job_inputs
-    out = tmp_path / "r" / "result.json"
-    tokenize = {lang: {"moses_lang": lang, "segmenter": "none", "lowercase": False, "stanford_model": None}
-                for lang in ("en", "fr")}
-    job_params = {"task": "ner", "src_lang": "en", "tgt_lang": "fr", "hp": {"batch_size": 16, "lr": 3e-3},
-                  "epochs": 1, "seed": 1, "max_seq_len": 64, "schedule": "warmup_linear", "warmup_fraction": 0.1,
-                  "epoch_size": None, "max_train_examples": None, "tokenize": tokenize}
-    task_files = {"train": ner_dir / "en" / "train.bio", "en_dev": ner_dir / "en" / "dev.bio",
-                  "tgt_dev": ner_dir / "fr" / "dev.bio", "tgt_test": ner_dir / "fr" / "test.bio"}
-    sm = SimpleNamespace(
-        input=Namedlist(fromdict={"checkpoint": str(ckpt), "bpe": str(bpe), "dictionary": str(dictionary),
-                                  **{k: str(v) for k, v in task_files.items()}}),
-        output=Namedlist(fromdict={"result": str(out)}),
-        params=Namedlist(fromdict={"job": job_params, "meta": {"setting": "default", "pair": "en-fr"}}),
-        threads=1, resources=Namedlist(fromdict={"gpu": 0}), log=[str(tmp_path / "log" / "ft.log")],
-        rule="finetune", wildcards=Namedlist(fromdict={"task": "ner"}),
-    )
-    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "finetune.py"
-    runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
-    rec = json.loads(out.read_text())
-    assert rec["epochs"] == 1 and rec["schedule"] == "warmup_linear" and rec["meta"]["pair"] == "en-fr"
-    log = (tmp_path / "log" / "ft.log").read_text()
-    assert "epoch 1:" in log
-    # the log ends with the job's one-line summary
-    summary = json.loads(log.strip().splitlines()[-1])
-    assert summary["rule"] == "finetune" and summary["wildcards"] == {"task": "ner"}
-    assert summary["tgt_test"] == pytest.approx(rec["tgt_test"])

@@ -147,6 +147,27 @@ def test_one_sentence_per_sample_when_asked(data_dir, tmp_path):
     assert sorted(samples) == sentences
 
 
+def test_every_epochs_batches_group_samples_of_one_length(data_dir, tmp_path):
+    """One sentence per sample, languages resampled anew each epoch: each epoch's order follows
+    that epoch's sample sizes, so its batches pad as little as the first epoch's (ordered by the
+    first epoch's sizes, later batches mixed all lengths: half the updates per second)."""
+    setting = {"separate": {"embeddings": False, "layers": 0}}
+    pre = dict(TINY_PRETRAIN, sample_break_mode="eos")
+    job = PretrainJob.build(data_dir, setting, TINY_MODEL, pre, ["en", "fr"], 1)
+    task = build(fairseq_train_command(job, tmp_path / "ck"))[1]
+    task.load_dataset("train")  # once, as fairseq does for data that is not sharded
+    ds = task.dataset("train")
+    pad = task.source_dictionary.pad()
+    padding = {}
+    for epoch in (1, 2, 3):
+        itr = task.get_batch_iterator(ds, max_sentences=16, seed=1, epoch=epoch)
+        sizes = ds.sizes
+        assert np.all(np.diff(sizes[ds.ordered_indices()]) >= 0), f"epoch {epoch}: not ordered by its sizes"
+        tokens = [b["net_input"]["src_tokens"] for b in itr.next_epoch_itr(shuffle=True)]
+        padding[epoch] = sum(int(t.eq(pad).sum()) for t in tokens) / sum(t.numel() for t in tokens)
+    assert padding[1] < 0.1 and padding[2] <= padding[1] + 0.02 and padding[3] <= padding[1] + 0.02, padding
+
+
 def test_sliced_dataset_cuts_items_into_consecutive_pieces():
     from xling.pretrain.fairseq_plugin.data import SlicedDataset
 

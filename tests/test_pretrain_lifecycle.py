@@ -276,7 +276,8 @@ def test_a_job_exits_soon_after_its_last_update_and_its_workers_do_not_pile_up(t
 
 
 def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting: str = "default",
-                   precision: str = "fp16", threads: int = 1, compile_setting="auto") -> dict:
+                   precision: str = "fp16", threads: int = 1, compile_setting="auto",
+                   pretrain: dict | None = None) -> dict:
     """fairseq builds a data loader per epoch; with persistent workers each one's workers lived
     on until the garbage collector stalled the job 5 s per worker to end them (at epoch starts,
     checkpoint saves and the exit). Here the job's processes stay at one training and one
@@ -286,7 +287,7 @@ def finish_cleanly(data_dir, tmp_path, gpus: int = 0, workers: int = 2, setting:
     training time. Returns done.json with the timings, the log (and its path) and the logged command."""
     out = tmp_path / "job"
     spec = job_spec(tmp_path / "spec.json", data_dir, out, setting=setting, gpus=gpus, num_workers=workers,
-                    pretrain={"precision": precision, "compile": compile_setting}, threads=threads)
+                    pretrain={"precision": precision, "compile": compile_setting, **(pretrain or {})}, threads=threads)
     run = run_watched(spec, out)
     assert run.job.returncode == 0, run.job.communicate()[0]
     # fairseq-train, and its workers of one training and one validation pass at most

@@ -1,7 +1,6 @@
-"""`make refit TARGET=<target>`: every fine-tuning job behind a target again, whichever layout the
-config trains them in (the demo: one job per grid cell, rule finetune; the paper: a batch size's
-cells in one job, finetune_grid_<task>), and no other job forced. Dry runs of the make target, as
-the docs give it, count the forced jobs."""
+"""`make refit TARGET=<target>`: every fine-tuning job behind a target again (a batch size's cells in
+one job, finetune_grid_<task>: the paper's three cells a job, the demo's one), and no other job
+forced. Dry runs of the make target, as the docs give it, count the forced jobs."""
 
 from __future__ import annotations
 
@@ -17,28 +16,25 @@ import pytest
 from xling import config as xcfg
 from xling.config import REPO
 from xling.download.licensed import unavailable_ner_targets
-from xling.finetune.job import cells_by_batch_size, finetune_rules, grid_tasks
+from xling.finetune.job import cells_by_batch_size, finetune_rules
 
 PAPER = REPO / "config" / "config.yaml"
 DEMO = REPO / "config" / "demo.yaml"
 
 
-def test_the_finetune_rules_of_each_layout():
-    assert finetune_rules(xcfg.load(PAPER, DEMO)["finetune"]) == ["finetune"]  # one cell per batch size
-    paper = xcfg.load(PAPER)["finetune"]
-    assert grid_tasks(paper) == paper["tasks"] == ["xnli", "ner", "parsing"]
-    assert finetune_rules(paper) == ["finetune_grid_xnli", "finetune_grid_ner", "finetune_grid_parsing"]
-    assert finetune_rules({**paper, "grid_jobs": {**paper["grid_jobs"], "enabled": False}}) == ["finetune"]
-    # a task with one cell per batch size trains cell by cell beside the grid tasks
-    one_cell = {**paper["ner"], "grid": {**paper["ner"]["grid"], "lr": paper["ner"]["grid"]["lr"][:1]}}
-    assert finetune_rules({**paper, "ner": one_cell}) == ["finetune", "finetune_grid_xnli", "finetune_grid_parsing"]
+def test_the_finetune_rules_are_one_grid_rule_per_task():
+    """Every fine-tuning job is a grid job, the demo's one-cell grids included."""
+    grids = ["finetune_grid_xnli", "finetune_grid_ner", "finetune_grid_parsing"]
+    assert finetune_rules(xcfg.load(PAPER, DEMO)["finetune"]) == grids
+    assert finetune_rules(xcfg.load(PAPER)["finetune"]) == grids
+    assert finetune_rules({**xcfg.load(PAPER)["finetune"], "tasks": ["ner"]}) == ["finetune_grid_ner"]
 
 
 def expected_jobs(cfg: dict, settings: list[str]) -> dict[str, int]:
-    """Fine-tuning rule -> its jobs for ``settings``' rows, counted from the config: one per grid
-    cell, or per batch size of a grid task, for every pair (NER only where its corpus is there),
-    pretraining seed and fine-tuning seed."""
-    ft, grid = cfg["finetune"], grid_tasks(cfg["finetune"])
+    """Fine-tuning rule -> its jobs for ``settings``' rows, counted from the config: one per batch
+    size of a task's grid, for every pair (NER only where its corpus is there), pretraining seed
+    and fine-tuning seed."""
+    ft = cfg["finetune"]
     missing = unavailable_ner_targets(cfg, generated_under=f"results/{cfg['run_name']}/testbed"
                                       if "testbed" in cfg else None)
     seeds = len(cfg["seeds"]["pretrain"]) * len(cfg["seeds"]["finetune"])
@@ -47,9 +43,7 @@ def expected_jobs(cfg: dict, settings: list[str]) -> dict[str, int]:
         for task in ft["tasks"]:
             if task == "ner" and xcfg.pair_langs(pair)[1] in missing:
                 continue
-            by_bs = cells_by_batch_size(ft[task])
-            n = len(by_bs) if task in grid else sum(map(len, by_bs.values()))
-            out[f"finetune_grid_{task}" if task in grid else "finetune"] += n * seeds * len(settings)
+            out[f"finetune_grid_{task}"] += len(cells_by_batch_size(ft[task])) * seeds * len(settings)
     return dict(out)
 
 

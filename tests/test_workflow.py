@@ -244,13 +244,14 @@ def test_a_changed_setting_reruns_exactly_the_jobs_that_use_it(slice_run, tmp_pa
     # analysis and the export, which tokenise raw text the same way (or record how), rerun with
     # everything built on the corpus
     assert [rule for rule, why in jobs if PARAMS in why] == ["tokenize_shard"] * 4, jobs
-    assert {"finetune", "analysis_retrieval", "export_hf"} <= rules, jobs
+    assert {"finetune_grid_ner", "analysis_retrieval", "export_hf"} <= rules, jobs
     # nothing outside that chain (the raw shards are temporary files, so they are made again)
     chain = {"wiki_extract", "split_shards_en", "split_shards_fr", "tokenize_shard", "merge_split", "bpe", "binarize",
-             "pretrain", "bpe_mono", "binarize_mono", "pretrain_mono", "finetune", "analysis_retrieval", "export_hf"}
+             "pretrain", "bpe_mono", "binarize_mono", "pretrain_mono", "finetune_grid_xnli", "finetune_grid_ner",
+             "finetune_grid_parsing", "analysis_retrieval", "export_hf"}
     assert rules <= chain, jobs
 
-    for overlay, rule in (("finetune: {ner: {epochs: 4}}\n", "finetune"),
+    for overlay, rule in (("finetune: {ner: {epochs: 4}}\n", "finetune_grid_ner"),
                           ("analysis: {max_seq_len: 64}\n", "analysis_retrieval")):
         jobs = dry_run(overlay)
         assert len(jobs) == 1 and jobs[0][0] == rule and PARAMS in jobs[0][1], (overlay, jobs)
@@ -332,7 +333,9 @@ def test_demo_full_plans_every_table1_row_three_times_on_en_fr(tmp_path):
     counts = job_counts(proc.stdout)
     assert counts["pretrain"] == 10 * 3 + 3          # + Default en-ru, en-zh and en-en′ (Figure 7)
     assert counts["pretrain_mono"] == 4 + 1          # en fr ru zh + en′
-    assert counts["finetune"] == 10 * 3 * 3
+    # one grid job per task and model, of one cell (the demo's grids have one per batch size)
+    assert counts["finetune_grid_xnli"] == counts["finetune_grid_ner"] == counts["finetune_grid_parsing"] == 10 * 3
+    assert "finetune" not in counts
     assert counts["shared_space"] == 3 * 3 and counts["findings"] == 1 and counts["table1"] == 1
     assert counts["transfer"] == 2 * 3 and counts["analysis_cka"] == 4
 
@@ -406,9 +409,8 @@ def test_ablation_targets_plan_exactly_their_part_of_the_paper_run(tmp_path, lic
     from xling.finetune.job import cells_by_batch_size
 
     cfg = xcfg.load(REPO / "config" / "config.yaml", licensed_config)
-    # fine-tuning jobs of one model: a job per batch size where its cells train together, else a cell
-    groups = [cells_by_batch_size(cfg["finetune"][t]) for t in cfg["finetune"]["tasks"]]
-    cells = sum(len(g) if len(next(iter(g.values()))) > 1 else sum(map(len, g.values())) for g in groups)
+    # fine-tuning jobs of one model: a job per batch size of each task's grid, its cells trained together
+    cells = sum(len(cells_by_batch_size(cfg["finetune"][t])) for t in cfg["finetune"]["tasks"])
     seeds = len(cfg["seeds"]["pretrain"]) * len(cfg["seeds"]["finetune"])
 
     def finetune(counts):

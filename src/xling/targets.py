@@ -6,8 +6,8 @@ of the loaded config (Snakemake builds the plan of all of them once, in this pro
 each target's jobs in it: what ``snakemake -n <target>`` would run in this working directory).
 The workflow's catch-all rule (``workflow/rules/targets.smk``) answers a name that is neither a
 rule nor a file with :func:`unknown_target_message` instead of Snakemake's "No rule to produce".
-``--finetune-rules`` prints the rules that run the config's fine-tuning jobs instead (one job per
-grid cell, or one per batch size: xling.finetune.job.finetune_rules), the ``--forcerun`` list of
+``--finetune-rules`` prints the rules that run the config's fine-tuning jobs instead (one per
+task, a job per batch size: xling.finetune.job.finetune_rules), the ``--forcerun`` list of
 ``make refit``.
 """
 

@@ -2,7 +2,8 @@
 benchmark: ``dict.txt``, ``dict.<lang>.txt`` and ``<lang>/{train,valid,test}.{bin,idx}``.
 
 Each language draws words from its own vocabulary (plus ``shared`` common tokens) along a
-random Markov chain, so masked tokens are predictable from context."""
+random Markov chain; with ``successors`` its splits share one chain, so masked tokens of the
+validation data are predictable from the context training saw."""
 
 from __future__ import annotations
 
@@ -16,24 +17,29 @@ from xling.config import fill_defaults
 from xling.io import atomic_write
 
 
-def _sentences(rng, words: list[str], n: int, min_len: int, max_len: int) -> list[list[str]]:
+def _sentences(rng, words: list[str], n: int, min_len: int, max_len: int, table=None) -> list[list[str]]:
     v = len(words)
-    # sparse random transition table: each word is followed by one of 4 successors
-    successors = rng.integers(0, v, size=(v, 4))
+    # sparse random transition table: each word is followed by one of its row's successors (4, drawn
+    # anew for each split, unless the caller gives the language's one table)
+    table = rng.integers(0, v, size=(v, 4)) if table is None else table
+    successors = table.shape[1]
     out = []
     for _ in range(n):
         w = int(rng.integers(v))
         sent = []
         for _ in range(int(rng.integers(min_len, max_len + 1))):
             sent.append(words[w])
-            w = int(successors[w, rng.integers(4)])
+            w = int(table[w, rng.integers(successors)])
         out.append(sent)
     return out
 
 
 def write_toy_data(out_dir: str | Path, languages: list[str], n_train: dict[str, int] | int = 200,
                    n_valid: int = 20, vocab_per_language: int = 60, shared: int = 10,
-                   min_len: int = 5, max_len: int = 20, seed: int = 0) -> Path:
+                   min_len: int = 5, max_len: int = 20, seed: int = 0, successors: int | None = None) -> Path:
+    """``successors``: each language's one chain, each word followed by one of that many, for all
+    its splits (a corpus a model can learn: validation follows training's chain); None: a chain of
+    4 drawn anew for each split (the corpora tests were written against)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -42,10 +48,11 @@ def write_toy_data(out_dir: str | Path, languages: list[str], n_train: dict[str,
     for lang in languages:
         words = [f"{lang}{i}" for i in range(vocab_per_language)] + common
         n_tr = n_train[lang] if isinstance(n_train, dict) else n_train
+        table = None if successors is None else rng.integers(0, len(words), size=(len(words), successors))
         splits[lang] = {
-            "train": _sentences(rng, words, n_tr, min_len, max_len),
-            "valid": _sentences(rng, words, n_valid, min_len, max_len),
-            "test": _sentences(rng, words, n_valid, min_len, max_len),
+            "train": _sentences(rng, words, n_tr, min_len, max_len, table),
+            "valid": _sentences(rng, words, n_valid, min_len, max_len, table),
+            "test": _sentences(rng, words, n_valid, min_len, max_len, table),
         }
     dictionary = Dictionary()
     per_lang: dict[str, Counter] = {}

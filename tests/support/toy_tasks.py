@@ -79,6 +79,13 @@ def write_task_dir(root, seed: int, sizes: dict[str, int]):
     return root
 
 
+def finetune_one(job: FinetuneJob, encoder, words_to_subwords, files: TaskFiles, **kw) -> dict:
+    """One cell fine-tuned as a grid of one (xling.finetune.finetune_grid): its result record."""
+    from xling.finetune import finetune_grid
+
+    return finetune_grid([job], encoder, words_to_subwords, files, **kw)[0]
+
+
 def job(task, hp, epochs, seed, max_seq_len=64, **kw) -> FinetuneJob:
     """An en -> fr job of the fine-tuning rule's shape."""
     return FinetuneJob(task=task, src_lang="en", tgt_lang="fr", hp=hp, epochs=epochs, seed=seed,

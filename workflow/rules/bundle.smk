@@ -82,7 +82,6 @@ if BUNDLE:
     # the bundle's files come from the archive, never from the jobs that made them
     ruleorder:
         unpack_bundle
-        > finetune
         > pretrain
         > pretrain_mono
         > bpe
@@ -101,5 +100,5 @@ if BUNDLE:
 
         ruleorder: unpack_bundle > liu_translation_mbert > liu_xnli_mbert
 
-    for _task in GRID_TASKS:
+    for _task in TASKS:
         workflow.ruleorder("unpack_bundle", f"finetune_grid_{_task}")

@@ -1,20 +1,15 @@
 # Zero-shot fine-tuning (paper 3.2): each grid cell of a (setting, pair, pretraining seed, task,
 # fine-tuning seed) with an xling.finetune.FinetuneJob. The cells that share a batch size train
-# together in one job (finetune_grid_<task>: every weight with a cell axis, xling.finetune.run_grid)
-# where a task's grid has several per batch size and finetune.grid_jobs.enabled; otherwise one job
-# per cell (finetune). Results: R/finetune/<setting>/<pair>/seed<p>/<task>/<hp_id>/seed<f>/result.json
-# either way (rule table1).
+# together in one job (finetune_grid_<task>: every weight with a cell axis, xling.finetune.run_grid),
+# a grid with one cell per batch size as jobs of one cell. Results:
+# R/finetune/<setting>/<pair>/seed<p>/<task>/<hp_id>/seed<f>/result.json (rule table1).
 
 from types import SimpleNamespace
 
-from xling.finetune.job import GRID_RULE, FinetuneJob, cell_hp, cells_by_batch_size, grid_tasks
+from xling.finetune.job import GRID_RULE, FinetuneJob, cell_hp, cells_by_batch_size
 from xling.taskdata.layout import task_dirs
 
 GRID_JOBS = config["finetune"]["grid_jobs"]
-# tasks whose cells of one batch size train together; their rules' names and `finetune` are what
-# xling.finetune.job.finetune_rules gives `make refit` to force
-GRID_TASKS = grid_tasks(config["finetune"])
-CELL_TASKS = [t for t in TASKS if t not in GRID_TASKS]
 
 
 def finetune_hp_ids(task):
@@ -88,7 +83,7 @@ def grid_jobs(settings=None, pairs=None):
         (s, p, t, bs, ps, fs)
         for s in settings or SETTINGS
         for p in pairs or PAIRS
-        for t in GRID_TASKS
+        for t in TASKS
         if finetune_runs(t, p)
         for bs in cells_by_batch_size(config["finetune"][t])
         for ps in PSEEDS
@@ -106,35 +101,7 @@ def finetune_results(settings=None, pairs=None):
     return [finetune_result(*cell) for cell in finetune_cells(settings, pairs)]
 
 
-rule finetune:
-    input:
-        unpack(finetune_task_files),
-        # raw XNLI sentences of a Stanford-segmented language are segmented as pretraining text was
-        unpack(lambda w: segmenter_inputs(*pair_langs(w.pair))),
-        checkpoint=rules.pretrain.output.best,
-        dictionary=lambda w: f"{bin_dir(w.setting, w.pair)}/dict.txt",
-        bpe=lambda w: bpe_manifest(w.setting, w.pair),
-    output:
-        result=f"{R}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{{task}}/{{hp_id}}/seed{{fseed}}/result.json",
-    log:
-        f"{LOGS}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{{task}}/{{hp_id}}/seed{{fseed}}.log",
-    benchmark:
-        f"{BENCH}/finetune/{{setting}}/{{pair}}/seed{{pseed}}/{{task}}/{{hp_id}}/seed{{fseed}}.tsv"
-    wildcard_constraints:
-        task="|".join(CELL_TASKS) or "NONE",
-    conda:
-        "../../envs/fairseq.yaml"
-    threads: threads_of("finetune")
-    resources:
-        **res("finetune"),
-    params:
-        job=lambda w: finetune_job(w).tracked(),
-        meta=lambda w: finetune_meta(w, w.task, w.hp_id),
-    script:
-        "../scripts/finetune.py"
-
-
-for _task in GRID_TASKS:
+for _task in TASKS:
 
     rule:
         name:
@@ -164,6 +131,6 @@ for _task in GRID_TASKS:
                 for h in grid_hp_ids(t, w.bs)
             ],
             metas=lambda w, t=_task: [finetune_meta(w, t, h) for h in grid_hp_ids(t, w.bs)],
-            grid={k: v for k, v in GRID_JOBS.items() if k != "enabled"},
+            grid=GRID_JOBS,
         script:
             "../scripts/finetune_grid.py"

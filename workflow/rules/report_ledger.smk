@@ -26,22 +26,6 @@ def ledger_jobs():
     ]
     jobs += [
         ledger_job(
-            finetune_result(s, p, t, h, ps, fs),
-            "finetune",
-            "finetune",
-            (s, p),
-            setting=s,
-            pair=p,
-            task=t,
-            hp_id=h,
-            pseed=ps,
-            fseed=fs,
-        )
-        for s, p, t, h, ps, fs in finetune_cells()
-        if t in CELL_TASKS
-    ]
-    jobs += [
-        ledger_job(
             finetune_result(s, p, t, grid_hp_ids(t, bs)[0], ps, fs),
             f"finetune_grid_{t}",
             "finetune",

@@ -196,8 +196,9 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
     ``xling.finetune.FinetuneJob`` whose ``hp`` is replaced per cell), keep the best epoch by
     English dev, then test each target (``targets``: lang -> (its side, its test file)). The result
     per target is the mean over the ``top_k`` cells best on English dev (Table 1's selection)."""
+    from xling.finetune.examples import TaskData, load_split
+    from xling.finetune.loop import ModuleCell, evaluate, set_seed, train_cells
     from xling.finetune.tasks import TASKS
-    from xling.finetune.train import TaskData, evaluate, load_split, set_seed, train_epochs
 
     log = log or (lambda _m: None)
     t0 = time.time()
@@ -221,8 +222,8 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
         stack = StackedEncoder(Bottom(english.encoder, english.lang, layer, english.means, english.W), top_layers,
                                d_en).to(device)
         head = task.make_head(stack.dim).to(device)
-        run = train_epochs(cell_job, task, stack, head, stack.shared_parameters(), TaskData(items, trunc),
-                           torch.device(device), log)
+        run = train_cells([cell_job], task, ModuleCell(task, stack, head, stack.shared_parameters(), device),
+                          TaskData(items, trunc), log)[0]
         en_dev = evaluate(task, stack, head, items["en_dev"], english.lang, device)[task.metric]
         scores = {}
         for lang, (side, _) in targets.items():

@@ -1,17 +1,16 @@
 """Zero-shot cross-lingual fine-tuning (paper 3.2): XNLI, NER and UD parsing on English, tested on
-the pair's other language; one grid cell per job (``run_finetune``) or the cells of a grid that
-share batch size and seed in one job (``run_grid``).
+the pair's other language. A job trains the cells of a grid that share batch size and seed
+(``run_grid``; one cell is a grid of one), through the one training loop (``loop``).
 
 Planning reads ``job`` (the typed job and the grid's cells), which imports no torch; the training
-entry points are loaded from ``train`` and ``grid`` when first asked for, so that importing the
+entry points are loaded from ``examples`` and ``grid`` when first asked for, so that importing the
 package to plan does not load torch either."""
 
 import importlib
 
 from xling.finetune.job import FinetuneJob
 
-_TRAINING = {"TaskFiles": "train", "finetune": "train", "run_finetune": "train",
-             "GridSettings": "grid", "finetune_grid": "grid", "run_grid": "grid"}
+_TRAINING = {"TaskFiles": "examples", "GridSettings": "grid", "finetune_grid": "grid", "run_grid": "grid"}
 
 __all__ = ["FinetuneJob", *_TRAINING]
 

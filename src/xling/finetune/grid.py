@@ -1,12 +1,15 @@
-"""The grid cells of one (model, task, batch size, fine-tuning seed) trained together in one job.
+"""A fine-tuning job: the grid cells of one (model, task, batch size, fine-tuning seed) trained
+together, a single cell being a grid of one.
 
-A finetune job trains one grid cell; at the grid's small batches its step is a few milliseconds
-of kernel launches and optimizer work, whatever the batch. Cells that share the batch size and the
-seed see the same data in the same order, so one job trains them as one batched model
-(xling.finetune.cell_encoder, xling.finetune.cells): each cell keeps its own weights, Adam
-moments, learning rates and schedule, its best epoch on English dev and its result record, the
-same as its own job would write (``result_record``). With dropout off the cells equal separate
-jobs to float tolerance (``tests/test_finetune_grid.py``); with dropout they differ by its noise.
+At the grid's small batches a cell's step is a few milliseconds of kernel launches and optimizer
+work, whatever the batch. Cells that share the batch size and the seed see the same data in the
+same order, so one job trains them as one batched model (xling.finetune.cell_encoder,
+xling.finetune.cells): each cell keeps its own weights, Adam moments, learning rates and
+schedule, its best epoch on English dev and its result record (``result_record``). With dropout
+off each cell equals the same cell trained alone to float tolerance (``tests/test_finetune_grid.py``);
+with dropout they differ by its noise. The loop (data order, epochs, best epoch) is
+:func:`xling.finetune.loop.train_cells`, which also trains one cell of any other encoder
+(:class:`xling.finetune.loop.ModuleCell`).
 
 Fast steps (``GridSettings``): the batch goes to the device without a host sync, the cells'
 losses are read once per epoch, torch's fused Adam updates each cell (skipping a cell whose loss
@@ -18,7 +21,6 @@ length, not per batch.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,20 +33,12 @@ from torch.func import functional_call, vmap
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
 from xling.finetune.encoder import freeze_language_specific
+from xling.finetune.examples import TaskFiles, load_task_data
 from xling.finetune.job import FinetuneJob
+from xling.finetune.loop import ModuleCell, make_optimizer, max_positions, set_seed, train_cells
+from xling.finetune.result import result_record, write_result
 from xling.finetune.tasks import TASKS, Item, TaskAdapter
 from xling.finetune.text import WordsToSubwords
-from xling.finetune.train import (
-    TaskData,
-    TaskFiles,
-    load_task_data,
-    make_optimizer,
-    max_positions,
-    result_record,
-    set_seed,
-    write_result,
-)
-from xling.progress import progress
 
 LR_KEYS = ("lr", "encoder_lr", "classifier_lr")
 
@@ -182,10 +176,11 @@ class GridModel:
     def _autocast(self):
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bool(self.settings.bf16))
 
-    def _cell_losses(self, weights: dict, head_weights: dict, batch: dict, lang: int) -> torch.Tensor:
+    def _cell_losses(self, weights: dict, head_weights: dict, batch: dict, lang: int,
+                     training: bool = True) -> torch.Tensor:
         with self._autocast():
             tokens = batch["tokens"]
-            hidden = self.cell_encoder(weights, tokens, lang, tokens.eq(self.pad), self.cells, training=True)
+            hidden = self.cell_encoder(weights, tokens, lang, tokens.eq(self.pad), self.cells, training=training)
 
             def one(w, h):
                 return functional_call(self.loss_module, w, (h, batch))
@@ -204,6 +199,15 @@ class GridModel:
             self.log(f"torch.compile failed ({type(err).__name__}: {str(err)[:300]}); training eagerly")
             self._losses = self._cell_losses
             return self._losses(self.weights, self.head_weights, batch, lang)
+
+    @torch.no_grad()
+    def eval_losses(self, batch: dict, lang: int) -> torch.Tensor:
+        """The cells' losses [M] of one batch with dropout off, eagerly: what a check compares."""
+        self.loss_module.train(False)
+        try:
+            return self._cell_losses(self.weights, self.head_weights, batch, lang, training=False)
+        finally:
+            self.loss_module.train(True)
 
     @torch.no_grad()
     def predict(self, items: list[Item], lang: str) -> list[list]:
@@ -232,6 +236,24 @@ class GridModel:
         """Every cell's task scores of ``items``."""
         return [self.task.score(items, p) for p in self.predict(items, lang)]
 
+    # -- what the loop (xling.finetune.loop.train_cells) calls --------------------------------------
+    def start(self, jobs: list[FinetuneJob], total_steps: int) -> list[str]:
+        self.optimizers, schedules = cell_optimizers(jobs, self.params, total_steps)
+        return schedules
+
+    def step(self, chunk: list[Item], lang: str) -> torch.Tensor:
+        buckets = self.settings.buckets if self.settings.compile else ()
+        return train_step(self, self.optimizers, chunk, self.encoder.lang_id(lang), buckets)
+
+    def scores(self, items: list[Item], lang: str) -> list[dict]:
+        return self.evaluate(items, lang)
+
+    def keep(self, cell: int) -> None:
+        self.params.keep(cell)
+
+    def restore_best(self) -> None:
+        self.params.restore_best()
+
 
 def cell_optimizers(jobs: list[FinetuneJob], params: CellParameters, total_steps: int) -> tuple[CellOptimizers, list]:
     """Each cell's fused Adam and schedule, as ``make_optimizer`` builds its own job's; and the
@@ -258,81 +280,49 @@ def train_step(model: GridModel, optimizers: CellOptimizers, chunk: list[Item], 
     return losses.detach()
 
 
-def train_cells(jobs: list[FinetuneJob], task: TaskAdapter, model: GridModel, data: TaskData,
-                log: Callable[[str], None]) -> list[dict]:
-    """``train_epochs`` for the cells of one grid: the same data order, each cell's best epoch on
-    English dev restored at the end. Returns one run record per cell."""
-    job, cells, device = jobs[0], model.cells, model.device
-    train_items = data.items["train"]
-    batch_size = int(job.hp["batch_size"])
-    per_epoch = job.epoch_size or len(train_items)
-    steps_per_epoch = math.ceil(per_epoch / batch_size)
-    total_steps = steps_per_epoch * job.epochs
-    optimizers, schedules = cell_optimizers(jobs, model.params, total_steps)
-    gen = torch.Generator().manual_seed(job.seed)
-    lang = model.encoder.lang_id(job.src_lang)
-    buckets = model.settings.buckets if model.settings.compile else ()
-    order: list[int] = []
-    history: list[list[dict]] = [[] for _ in range(cells)]
-    best: list[tuple[float, int] | None] = [None] * cells
-    train_s = eval_s = 0.0
-    for epoch in range(1, job.epochs + 1):
-        t0 = time.time()
-        loss_sum = torch.zeros(cells, dtype=torch.float64, device=device)
-        for _ in progress(range(steps_per_epoch), desc=f"{job.task} x{cells} epoch {epoch}/{job.epochs}",
-                          unit="step"):
-            # the same stream of seeded permutations as train_epochs: every cell sees one job's data
-            while len(order) < batch_size:
-                order.extend(torch.randperm(len(train_items), generator=gen).tolist())
-            chunk = [train_items[i] for i in order[:batch_size]]
-            del order[:batch_size]
-            loss_sum += train_step(model, optimizers, chunk, lang, buckets).double()
-        train_loss = (loss_sum / steps_per_epoch).tolist()  # the epoch's one read of the device
-        t1 = time.time()
-        dev = [s[task.metric] for s in model.evaluate(data.items["en_dev"], job.src_lang)]
-        t2 = time.time()
-        train_s += t1 - t0
-        eval_s += t2 - t1
-        for m in range(cells):
-            history[m].append({"epoch": epoch, "train_loss": float(train_loss[m]), "en_dev": dev[m]})
-            if best[m] is None or dev[m] > best[m][0]:
-                best[m] = (dev[m], epoch)
-                model.params.keep(m)
-        log(f"epoch {epoch}: loss " + " ".join(f"{x:.4f}" for x in train_loss)
-            + f" | en dev {task.metric} " + " ".join(f"{x:.2f}" for x in dev))
-    model.params.restore_best()
-    return [{"best_epoch": best[m][1], "history": history[m], "epoch_size": per_epoch, "steps": total_steps,
-             "schedule": schedules[m], "train_s": train_s, "eval_s": eval_s} for m in range(cells)]
-
-
 def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[[str], WordsToSubwords],
                   files: TaskFiles, device: str = "cpu", log: Callable[[str], None] | None = None,
-                  stanford_home: str | None = None, settings: GridSettings | None = None) -> list[dict]:
-    """``finetune`` for every cell of ``jobs`` (one grid: the same job but for learning rates) in one
-    process: one result record per cell, as its own job would return it. ``encoder``'s weights
-    are not modified (its language-specific parameters are marked frozen, as ``finetune`` does)."""
+                  stanford_home: str | None = None, settings: GridSettings | None = None,
+                  as_module: bool = False) -> list[dict]:
+    """Fine-tune every cell of ``jobs`` (one grid: the same job but for learning rates) on
+    ``encoder`` in one process: one result record per cell, with the English dev and zero-shot
+    target scores of the cell's best English-dev epoch. The pipeline's encoder (what
+    ``load_encoder`` returns) trains as the grid's batched model, its weights left as they are;
+    any other :class:`xling.finetune.encoder.Encoder`, or any with ``as_module``, trains one cell
+    as a module, in place (what Liu et al.'s XNLI job and Figure 5 run; the reference the grid is
+    tested against). Either way its language-specific parameters are marked frozen (paper 3.2)."""
     t_start = time.time()
     check_grid(jobs)
     job = jobs[0]
-    set_seed(job.seed)  # the head's initialisation and the data order: those of each cell's own job
+    set_seed(job.seed)  # the head's initialisation and the data order: each cell's as if alone
     task: TaskAdapter = TASKS[job.task](job.hp)
     device = torch.device(device)
-    settings = (settings or GridSettings()).resolved(device, job.max_seq_len)
     log = log or (lambda msg: None)
     limit = max_positions(encoder)
     if limit is not None and job.max_seq_len > limit:
         raise ValueError(f"max_seq_len {job.max_seq_len} exceeds the encoder's {limit} positions")
     data = load_task_data(job, task, encoder.dictionary, words_to_subwords, files, stanford_home)
-    trainable = freeze_language_specific(encoder)
-    head = task.make_head(encoder.dim)
-    model = GridModel(encoder, task, head, trainable, len(jobs), [job.src_lang, job.tgt_lang], device, settings, log)
-    log(f"{len(jobs)} cells; compile {settings.compile}, bf16 {settings.bf16}, buckets {list(settings.buckets)}")
+    model: GridModel | ModuleCell
+    if batched(encoder) and not as_module:
+        settings = (settings or GridSettings()).resolved(device, job.max_seq_len)
+        trainable = freeze_language_specific(encoder)
+        head = task.make_head(encoder.dim)
+        model = GridModel(encoder, task, head, trainable, len(jobs), [job.src_lang, job.tgt_lang], device, settings,
+                          log)
+        log(f"{len(jobs)} cells; compile {settings.compile}, bf16 {settings.bf16}, buckets {list(settings.buckets)}")
+    elif len(jobs) == 1:
+        encoder.to(device)
+        trainable = freeze_language_specific(encoder)
+        model = ModuleCell(task, encoder, task.make_head(encoder.dim).to(device), trainable, device)
+    else:
+        raise ValueError(f"{len(jobs)} cells train together only on the pipeline's encoder "
+                         f"(xling.pretrain.loader.LoadedEncoder), not a {type(encoder).__name__}")
     runs = train_cells(jobs, task, model, data, log)
     t3 = time.time()
-    scores = [{"en_dev": s} for s in model.evaluate(data.items["en_dev"], job.src_lang)]
+    scores = [{"en_dev": s} for s in model.scores(data.items["en_dev"], job.src_lang)]
     for split, lang in (("tgt_dev", job.tgt_lang), ("tgt_test", job.tgt_lang)):
         if split in data.items:
-            for cell, s in zip(scores, model.evaluate(data.items[split], lang)):
+            for cell, s in zip(scores, model.scores(data.items[split], lang)):
                 cell[split] = s
     # the grid's times: its cells trained together
     timing = {"train_s": runs[0]["train_s"], "eval_s": runs[0]["eval_s"] + time.time() - t3,
@@ -340,12 +330,22 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     return [result_record(j, task, run, s, data, timing, device) for j, run, s in zip(jobs, runs, scores)]
 
 
+def batched(encoder) -> bool:
+    """Whether the grid's batched model can train ``encoder``: the pipeline's encoder, an
+    EncoderCore inside (xling.finetune.cell_encoder writes out its forward pass)."""
+    from xling.pretrain.encoder import EncoderCore
+
+    return isinstance(getattr(encoder, "encoder", None), EncoderCore)
+
+
 def run_grid(jobs: list[FinetuneJob], checkpoint: Path, dictionary: Path, bpe: Path, files: TaskFiles,
              out_jsons: list[Path], device: str = "cpu", metas: list[dict] | None = None,
              log: Callable[[str], None] | None = None, stanford_home: str | None = None,
              settings: GridSettings | None = None) -> list[dict]:
-    """The Snakemake grid job: ``run_finetune`` for the cells of ``jobs`` at once, cell i's
-    result.json written (atomically) to ``out_jsons[i]`` with ``metas[i]``."""
+    """The fine-tuning rule's job: load the pretrained encoder (``checkpoint`` with its
+    ``dictionary``) and the setting's BPE (``bpe``: its manifest), fine-tune the cells of ``jobs``
+    (:func:`finetune_grid`), write cell i's result.json (atomically) to ``out_jsons[i]`` with
+    ``metas[i]``."""
     from xling.bpe import SubwordTokenizer
     from xling.pretrain.loader import load_encoder
 

@@ -23,7 +23,7 @@ TRACKED = ("task", "src_lang", "tgt_lang", "hp", "epochs", "epoch_size", "schedu
 
 @dataclass(frozen=True)
 class FinetuneJob:
-    """One grid cell of one task.
+    """One grid cell of one task (a job trains the cells of a batch size together).
 
     ``hp`` holds ``batch_size`` and either ``lr`` or ``encoder_lr`` + ``classifier_lr`` (and the
     parser's ``arc_mlp``/``label_mlp``); ``schedule`` None: constant with ``encoder_lr``, else
@@ -85,25 +85,12 @@ def cells_by_batch_size(task_cfg: dict) -> dict[int, list[dict]]:
     return out
 
 
-# The workflow's fine-tuning rules (workflow/rules/finetune.smk): one job per grid cell, or one job
-# per batch size of a task whose grid has several cells per batch size
-CELL_RULE = "finetune"
+# The workflow's fine-tuning rule, one per task (workflow/rules/finetune.smk): a job per batch size,
+# training the cells of that batch size together
 GRID_RULE = "finetune_grid_{task}"
 
 
-def grid_tasks(finetune: Mapping[str, Any]) -> list[str]:
-    """The tasks of the config's ``finetune:`` section whose cells of one batch size train together
-    in one job: grid jobs enabled and the task's grid has several cells per batch size (a product
-    grid: every batch size has as many)."""
-    if not finetune["grid_jobs"]["enabled"]:
-        return []
-    return [t for t in finetune["tasks"] if len(next(iter(cells_by_batch_size(finetune[t]).values()))) > 1]
-
-
 def finetune_rules(finetune: Mapping[str, Any]) -> list[str]:
-    """The rules whose jobs fine-tune under the config's ``finetune:`` section: ``finetune`` when a
-    task trains cell by cell, ``finetune_grid_<task>`` for each task that trains by batch size.
+    """The rules whose jobs fine-tune under the config's ``finetune:`` section, one per task:
     ``--forcerun`` with these re-runs every fine-tuning job of the targets asked for."""
-    grid = grid_tasks(finetune)
-    cells = [CELL_RULE] if any(t not in grid for t in finetune["tasks"]) else []
-    return cells + [GRID_RULE.format(task=t) for t in grid]
+    return [GRID_RULE.format(task=t) for t in finetune["tasks"]]

@@ -3,8 +3,8 @@ language to every other language (Figures 2, 4, 6) and the mean difference shift
 Table 4), from one fine-tuning.
 
 - Fine-tuning: the source language's XNLI training set, one cell of hyperparameters and
-  ``finetune.xnli``'s epochs and schedule (``xling.finetune.train.train_epochs``, best epoch on the
-  source dev set). The embeddings and the lower ``freeze`` layers stay fixed, as the paper's Table 4
+  ``finetune.xnli``'s epochs and schedule (the fine-tuning loop, ``xling.finetune.loop.train_cells``,
+  best epoch on the source dev set). The embeddings and the lower ``freeze`` layers stay fixed, as the paper's Table 4
   fine-tunes "the last 6 layers" of m-BERT with "the first six layers" fixed.
 - Transfer: accuracy on each language's dev and test sets with nothing added (alpha = 0).
 - MDS: for a language x, ``alpha * D(x -> source)`` at layer ``freeze`` (the output of the last
@@ -23,9 +23,10 @@ import torch
 
 from xling.analysis.language_shift import blocks, mean_difference, shift_at
 from xling.analysis.run import write_result
+from xling.finetune.examples import TaskData, load_split
 from xling.finetune.job import FinetuneJob
+from xling.finetune.loop import ModuleCell, evaluate, max_positions, set_seed, train_cells
 from xling.finetune.tasks import TASKS
-from xling.finetune.train import TaskData, evaluate, load_split, max_positions, set_seed, train_epochs
 from xling.liu.translation_job import piece_means
 
 Log = Callable[[str], None]
@@ -119,7 +120,8 @@ def run_xnli(job: FinetuneJob, model: XnliModel, train: Path, dev: Mapping[str, 
     data_items["en_dev"], truncated["en_dev"] = items("dev", dev[src], src)
     trainable = freeze_below(encoder, freeze, src)
     head = task.make_head(encoder.dim).to(device)
-    run = train_epochs(job, task, encoder, head, trainable, TaskData(data_items, truncated), torch.device(device), log)
+    run = train_cells([job], task, ModuleCell(task, encoder, head, trainable, device), TaskData(data_items, truncated),
+                      log)[0]
     languages = {}
     for lang in [src, *targets]:
         dev_items, _ = items("dev", dev[lang], lang)
@@ -146,8 +148,8 @@ def run_xnli(job: FinetuneJob, model: XnliModel, train: Path, dev: Mapping[str, 
         for p in whole.parameters():
             p.requires_grad_(True)
         head = task.make_head(whole.dim).to(device)
-        run_all = train_epochs(job, task, whole, head, list(whole.parameters()), TaskData(data_items, truncated),
-                               torch.device(device), log)
+        run_all = train_cells([job], task, ModuleCell(task, whole, head, list(whole.parameters()), device),
+                              TaskData(data_items, truncated), log)[0]
         for lang in [src, *targets]:
             for split, paths in (("dev", dev), ("test", test)):
                 split_items, _ = items(split, paths[lang], lang)

@@ -87,6 +87,24 @@ class TokenRemapDataset(BaseWrapperDataset):
         return self.remap[self.dataset[index].long()]
 
 
+class SizeSortedDataset(BaseWrapperDataset):
+    """Indices ordered by sample size, ties in a fixed shuffled order: fairseq's ``SortDataset``
+    with the sizes read when the order is asked for, not when the dataset is built. A
+    ``ResamplingDataset`` below draws other samples each epoch; sorted by the first epoch's
+    sizes, later epochs' batches mixed every length and padded each to its longest sample (the
+    testbed's one-sentence samples: half the updates per second from the second epoch on,
+    docs/benchmarks.md)."""
+
+    def __init__(self, dataset, shuffle: np.ndarray):
+        super().__init__(dataset)
+        if len(shuffle) != len(dataset):
+            raise ValueError(f"a tie-break order of {len(shuffle)} entries for {len(dataset)} samples")
+        self.shuffle = np.asarray(shuffle)
+
+    def ordered_indices(self):
+        return np.lexsort([self.shuffle, self.dataset.sizes])
+
+
 class LanguageBatchedDataset(BaseWrapperDataset):
     """Wraps a dataset over a concatenation of per-language datasets so that every batch
     holds streams of one language only (the paper samples a batch from one language).

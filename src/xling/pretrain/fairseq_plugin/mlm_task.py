@@ -34,7 +34,6 @@ from fairseq.data import (
     PrependTokenDataset,
     RawLabelDataset,
     ResamplingDataset,
-    SortDataset,
     TokenBlockDataset,
     TruncateDataset,
     data_utils,
@@ -50,6 +49,7 @@ from xling.pretrain.fairseq_plugin.data import (
     HostFieldsDataset,
     LanguageBatchedDataset,
     LanguageMaskTokensDataset,
+    SizeSortedDataset,
     SlicedDataset,
     TokenRemapDataset,
 )
@@ -225,7 +225,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         dataset = ConcatDataset(datasets)
         with data_utils.numpy_seed(self.args.seed + epoch):
             shuffle = np.random.permutation(len(dataset))
-        dataset = SortDataset(dataset, sort_order=[shuffle, dataset.sizes])
+        dataset = SizeSortedDataset(dataset, shuffle)
         if self.args.one_language_batches and len(datasets) > 1:
             dataset = LanguageBatchedDataset(dataset, np.cumsum([len(d) for d in datasets]))
         self.datasets[split] = dataset

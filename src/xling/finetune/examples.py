@@ -1,0 +1,63 @@
+"""A fine-tuning job's task files, read and encoded for one model: English train and dev, the
+target's dev and test, each as the task's examples (:class:`xling.finetune.tasks.Item`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from xling.finetune.job import FinetuneJob
+from xling.finetune.text import WordEncoder, WordsToSubwords, line_and_word_tokenizers
+
+if TYPE_CHECKING:
+    from xling.finetune.tasks import Item, TaskAdapter
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    """The task files of one job: English train and dev, the target's dev (optional) and test."""
+
+    train: Path
+    en_dev: Path
+    tgt_test: Path
+    tgt_dev: Path | None = None
+
+
+@dataclass
+class TaskData:
+    items: dict[str, list[Item]]  # train, en_dev, tgt_dev (when given), tgt_test
+    truncated: dict[str, int]
+
+
+def load_split(job: FinetuneJob, task: TaskAdapter, name: str, path: Path, lang: str, dictionary,
+               words_to_subwords: WordsToSubwords, stanford_home: str | None = None) -> tuple[list[Item], int]:
+    """One task file encoded for an encoder with ``dictionary``: ``(items, truncated)``. ``name``
+    "train" also fits the task's labels; the others are capped at ``job.max_eval_examples``."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: task file missing")
+    raw = task.read(Path(path))
+    if name == "train":
+        raw = raw[: job.max_train_examples] if job.max_train_examples else raw
+        task.fit_labels(raw)
+    elif job.max_eval_examples:
+        raw = raw[: job.max_eval_examples]
+    lines, word = line_and_word_tokenizers(job.tokenize_settings(lang, stanford_home))
+    enc = WordEncoder(dictionary, words_to_subwords, job.max_seq_len, split_word=word)
+    return task.tensorize(raw, enc, lines)
+
+
+def load_task_data(job: FinetuneJob, task: TaskAdapter, dictionary, words_to_subwords: Callable[[str], WordsToSubwords],
+                   files: TaskFiles, stanford_home: str | None = None) -> TaskData:
+    """Read and encode the job's task files. Raw sentences (XNLI) are tokenised like the
+    pretraining corpus; given words (NER, UD) are re-tokenised one at a time with the same
+    settings, staying one word each."""
+    items, truncated = {}, {}
+    for name, lang in (("train", job.src_lang), ("en_dev", job.src_lang), ("tgt_dev", job.tgt_lang),
+                       ("tgt_test", job.tgt_lang)):
+        path = getattr(files, name)
+        if path is None:
+            continue
+        items[name], truncated[name] = load_split(job, task, name, path, lang, dictionary, words_to_subwords(lang),
+                                                  stanford_home)
+    return TaskData(items, truncated)

@@ -1,0 +1,56 @@
+"""bench/bench_finetune.py at a tiny size: the grid job, jobs of one cell and the best single step
+start from the same weights and agree on the first batches' losses before any block is timed,
+and a benchmark whose engines do not agree stops with no rate. No timing is asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_finetune.py"
+TINY = ["--layers", "1", "--dim", "32", "--heads", "2", "--ffn", "64", "--vocab", "200", "--steps", "2", "--rounds",
+        "5", "--dev-examples", "8", "--startup-runs", "0", "--tasks", "ner", "--batches", "16"]
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("bench_finetune", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_engines_agree_and_each_row_has_its_rates(tmp_path):
+    out = tmp_path / "ft.json"
+    load_bench().main(TINY + ["--json", str(out)])
+    [row] = json.loads(out.read_text())["rows"]
+    assert (row["task"], row["batch_size"], row["cells"]) == ("ner", 16, 3)
+    agree = row["agreement"]
+    assert agree["ok"] and agree["batches"] == 2 and agree["rtol"] == 1e-4  # the 2 batches the blocks train on
+    # every cell of the grid and the grid of one against the single step, batch by batch
+    assert [len(b) for b in agree["losses"]["grid"]] == [3, 3] and agree["grid_max_rel_diff"] < 1e-5
+    assert [len(b) for b in agree["losses"]["one_cell"]] == [1, 1]
+    assert set(row["examples_per_s"]) == {"grid", "one_cell", "single_best"}
+    assert all(v > 0 for v in row["examples_per_s"].values())
+
+
+@pytest.mark.parametrize("fault", ["another head", "a loss that is not finite"])
+def test_engines_that_do_not_train_the_same_cells_stop_the_benchmark(tmp_path, monkeypatch, capsys, fault):
+    bench = load_bench()
+    grid_runner = bench.grid_runner
+
+    def off(setup, settings, cells=None):
+        runner = grid_runner(setup, settings, cells)
+        if cells is None:  # the grid: its head starts elsewhere, or computes NaN
+            with torch.no_grad():
+                for name, t in runner.model.head_weights.items():
+                    t.mul_(1.5) if fault == "another head" else t.fill_(float("nan"))
+        return runner
+
+    monkeypatch.setattr(bench, "grid_runner", off)
+    with pytest.raises(SystemExit, match="do not train the same cells"):
+        bench.main(TINY + ["--json", str(tmp_path / "ft.json")])
+    assert "cell-ex/s" not in capsys.readouterr().out and not (tmp_path / "ft.json").exists()
