@@ -5,7 +5,8 @@ settings, run name ``probe_<point>``), built with Snakemake up to ``target``. Wh
 fairseq's English validation perplexity at every validation of the pretraining log
 (``valid_en_ppl``) and the English dev score of every fine-tuning result (``en_dev``). The same
 jobs also score the target language; the probe never opens those numbers, so a setting cannot be
-chosen on transfer.
+chosen on transfer. Over several pretraining seeds (``common: seeds``) it gives each number's
+mean and the spread over the seeds of the mean English dev score.
 
     python scripts/probe_regime.py config/probes/regime_xlm.yaml [POINT ...] [--jobs 2]
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -73,25 +75,42 @@ def run_point(probe: dict, point: str, work: Path, log_dir: Path) -> int:
         return subprocess.run(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
 
 
-def collect(probe: dict, point: str, pair: str = "en-fr", seed: int = 1) -> dict:
-    run = REPO / "results" / f"probe_{point}"
+def collect(probe: dict, point: str, pair: str = "en-fr", results: Path = REPO / "results") -> dict:
+    """The point's English numbers per pretraining seed, and over its seeds: the mean perplexity at
+    each validation, each task's mean English dev score, and the mean over the three tasks (its
+    mean over the seeds and their standard deviation: one seed's spread)."""
+    run = results / f"probe_{point}"
     setting = probe["target"].removeprefix("table1_row_")
-    log = run / "pretrain" / setting / pair / f"seed{seed}" / "train.log"
-    return {"point": point, "overlay": probe["points"][point] or {},
-            "valid_en_ppl": english_ppl(log) if log.exists() else {},
-            "en_dev": english_dev(run / "finetune" / setting / pair / f"seed{seed}")}
+    seeds = {}
+    for log in sorted((run / "pretrain" / setting / pair).glob("seed*/train.log")):
+        seed = int(log.parent.name.removeprefix("seed"))
+        seeds[seed] = {"valid_en_ppl": english_ppl(log),
+                       "en_dev": english_dev(run / "finetune" / setting / pair / f"seed{seed}")}
+    updates = sorted(set.intersection(*(set(s["valid_en_ppl"]) for s in seeds.values()))) if seeds else []
+    tasks = sorted(set.intersection(*(set(s["en_dev"]) for s in seeds.values()))) if seeds else []
+    per_seed = [statistics.mean(s["en_dev"][t] for t in tasks) for s in seeds.values()] if tasks else []
+    return {"point": point, "overlay": probe["points"][point] or {}, "seeds": seeds,
+            "valid_en_ppl": {u: statistics.mean(s["valid_en_ppl"][u] for s in seeds.values()) for u in updates},
+            "en_dev": {t: statistics.mean(s["en_dev"][t] for s in seeds.values()) for t in tasks},
+            "mean_en_dev": statistics.mean(per_seed) if per_seed else None,
+            "mean_en_dev_sd": statistics.stdev(per_seed) if len(per_seed) > 1 else None}
 
 
 def markdown(rows: list[dict]) -> str:
     updates = sorted({u for r in rows for u in r["valid_en_ppl"]})
+    if len(updates) > 8:  # the curve every 1,000 updates (table.json has every validation)
+        updates = [u for u in updates if u % 1000 == 0]
     tasks = sorted({t for r in rows for t in r["en_dev"]})
-    head = ["point", *(f"ppl @{u}" for u in updates), *(f"{t} en dev" for t in tasks), "mean en dev"]
+    head = ["point", "seeds", *(f"ppl @{u}" for u in updates), *(f"{t} en dev" for t in tasks),
+            "mean en dev (sd over seeds)"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        dev = [r["en_dev"].get(t) for t in tasks]
-        mean = sum(dev) / len(dev) if dev and None not in dev else None
-        cells = [r["point"], *(f"{r['valid_en_ppl'][u]:.2f}" if u in r["valid_en_ppl"] else "–" for u in updates),
-                 *("–" if v is None else f"{v:.1f}" for v in dev), "–" if mean is None else f"{mean:.1f}"]
+        mean = r["mean_en_dev"]
+        sd = f" ({r['mean_en_dev_sd']:.2f})" if r["mean_en_dev_sd"] is not None else ""
+        cells = [r["point"], str(len(r["seeds"])),
+                 *(f"{r['valid_en_ppl'][u]:.2f}" if u in r["valid_en_ppl"] else "–" for u in updates),
+                 *("–" if t not in r["en_dev"] else f"{r['en_dev'][t]:.1f}" for t in tasks),
+                 "–" if mean is None else f"{mean:.2f}{sd}"]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 

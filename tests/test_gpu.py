@@ -183,24 +183,13 @@ def test_a_grid_job_on_cuda_learns_as_on_the_cpu(task, task_dir):  # noqa: F811
 
 # --- the transformers export (CPU: test_export_huggingface) ------------------------------------------
 
-@pytest.mark.parametrize("lang", ["en", "fr"])
-def test_export_equals_ours_on_cuda_without_tf32(model, exported, exact_fp32, lang):  # noqa: F811
-    """In fp32 proper the exported model gives our hidden states and logits within the CPU test's
-    tolerances (each language with its own language input)."""
-    out, info = exported
-    batch = compare.encode_batch(out, info, lang, export_tests.sentences)
-    ours, _ = compare.ours(model[1], lang, batch, DEVICE)
-    theirs = compare.theirs(out, batch, DEVICE)
-    for layer, (a, b) in enumerate(zip(theirs[:-1], ours[:-1], strict=True)):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5, msg=lambda m: f"layer {layer}: {m}")
-    torch.testing.assert_close(theirs[-1], ours[-1], rtol=1e-5, atol=1e-4)
-
-
 def test_export_and_ours_on_cuda_stay_within_the_kernels_rounding(model, exported):  # noqa: F811
-    """With the device's defaults (TF32 where torch allows it, its own attention kernels) both
-    models part from our encoder in float64 on the CPU by no more than the device's rounding, as
-    each of our layers on the device adds it when fed the exact input (support.export_compare;
-    a perturbed export fails the same bound on the CPU: test_export_huggingface)."""
+    """With the device's kernels both models part from our encoder in float64 on the CPU by no more
+    than the device's rounding, as each of our layers on the device adds it when fed the exact
+    input (support.export_compare; a perturbed export fails the same bound on the CPU:
+    test_export_huggingface). Even with TF32 off for matrix products, CUDA's attention kernels
+    round at ~1e-3 in a layer's output (an H200, 2026-11-27: the export and ours 6e-4 to 1e-3
+    apart at layer 1, where the CPU's fp32 is 1e-6): a fixed CPU tolerance is not a bound there."""
     out, info = exported
     for lang in export_tests.LANGS:
         batch = compare.encode_batch(out, info, lang, export_tests.sentences)

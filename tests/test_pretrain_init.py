@@ -117,3 +117,18 @@ def test_bert_init_of_earlier_models_is_kept_under_its_own_name():
     args = argparse.Namespace()
     fill_model_args(args)
     assert args.param_init == "bert_xavier_attention"
+
+
+@pytest.mark.parametrize("init,std", [("xlm", DIM ** -0.5), ("xlm_768", 768 ** -0.5)])
+def test_xlm_init_scales_the_embeddings_by_the_width_or_the_papers(init, std):
+    """XLM's N(0, dim^-1/2) embeddings are 0.125 at the testbed's width 64; ``xlm_768`` draws them at
+    the paper's width's 0.036 instead, every other tensor as XLM's (the same draws in between)."""
+    torch.manual_seed(5)
+    enc = our_encoder(init)
+    for table in (enc.embed_tokens[0].weight[PAD + 1:], enc.embed_positions[0].weight):
+        assert abs(float(table.detach().std()) - std) < 0.05 * std, init
+    assert float(enc.embed_tokens[0].weight[PAD].abs().max()) == 0.0  # the padding row
+    torch.manual_seed(5)
+    other = our_encoder("xlm" if init == "xlm_768" else "xlm_768")
+    for (name, a), b in zip(enc.named_parameters(), other.parameters()):
+        assert torch.equal(a, b) == (not name.startswith(("embed_tokens", "embed_positions"))), name

@@ -39,5 +39,23 @@ def test_probe_points_are_overlays_with_their_own_run():
     assert over["run_name"] == "probe_lr4e-3" and over["pretrain"] == {"lr": 4.0e-3}
     assert over["download"]["mirror"].startswith("results/probe_lr4e-3/")
     assert over["seeds"] == {"pretrain": [1], "finetune": [1]}
-    md = probe_regime.markdown([{"point": "a", "valid_en_ppl": {250: 9.0}, "en_dev": {"ner": 90.0, "xnli": 60.0}}])
-    assert "| a | 9.00 | 90.0 | 60.0 | 75.0 |" in md
+
+
+
+def test_probe_tabulates_the_mean_and_spread_over_pretraining_seeds(tmp_path):
+    """Per point: each number's mean over the pretraining seeds, and the standard deviation over
+    the seeds of the mean English dev score (the spread a setting must beat)."""
+    probe = {"target": "table1_row_default", "points": {"a": {"pretrain": {"max_epoch": 12}}}}
+    for seed, (ppl, scores) in {1: ("10.0", (90.0, 60.0)), 2: ("12.0", (94.0, 62.0))}.items():
+        model = tmp_path / "probe_a" / "pretrain" / "default" / "en-fr" / f"seed{seed}"
+        model.mkdir(parents=True)
+        (model / "train.log").write_text(LOG.replace("17.15", ppl), encoding="utf-8")
+        for task, score in zip(("ner", "xnli"), scores):
+            path = tmp_path / "probe_a" / "finetune" / "default" / "en-fr" / f"seed{seed}" / task / "hp" / "seed1"
+            path.mkdir(parents=True)
+            (path / "result.json").write_text(json.dumps({"en_dev": score, "tgt_test": 99.0}), encoding="utf-8")
+    row = probe_regime.collect(probe, "a", results=tmp_path)
+    assert row["valid_en_ppl"] == {250: 68.59, 500: 11.0} and row["en_dev"] == {"ner": 92.0, "xnli": 61.0}
+    assert row["mean_en_dev"] == 76.5 and abs(row["mean_en_dev_sd"] - 2 ** 0.5 * 1.5) < 1e-9  # means 75 and 78
+    md = probe_regime.markdown([row])
+    assert "| a | 2 | 68.59 | 11.00 | 92.0 | 61.0 | 76.50 (2.12) |" in md

@@ -101,14 +101,15 @@ def init_bert_params_xavier_attention(module: nn.Module) -> None:
     module.apply(_bert_linear_and_embedding)
 
 
-def init_xlm_params(module: nn.Module) -> None:
+def init_xlm_params(module: nn.Module, embedding_std: float | None = None) -> None:
     """XLM's initialisation (``transformer.py``: ``Embedding``, ``Linear``): N(0, dim^-1/2) for
-    every embedding table, zero padding rows; torch's default for linear layers (U(+-1/sqrt(fan_in))
-    weights and biases), which XLM keeps, its q/k/v/out projections being plain ``nn.Linear``; the
-    tied MLM bias as the bias of XLM's ``Linear(dim, n_words)``; LayerNorms 1 and 0."""
+    every embedding table (``embedding_std``: that std instead), zero padding rows; torch's default
+    for linear layers (U(+-1/sqrt(fan_in)) weights and biases), which XLM keeps, its q/k/v/out
+    projections being plain ``nn.Linear``; the tied MLM bias as the bias of XLM's
+    ``Linear(dim, n_words)``; LayerNorms 1 and 0."""
     for m in module.modules():
         if isinstance(m, nn.Embedding):
-            nn.init.normal_(m.weight, mean=0.0, std=m.embedding_dim ** -0.5)
+            nn.init.normal_(m.weight, mean=0.0, std=embedding_std or m.embedding_dim ** -0.5)
             if m.padding_idx is not None:
                 nn.init.zeros_(m.weight[m.padding_idx])
         elif isinstance(m, nn.Linear):
@@ -123,7 +124,13 @@ def init_xlm_params(module: nn.Module) -> None:
         nn.init.uniform_(module.lm_bias, -bound, bound)
 
 
-INITIALISATIONS = {"bert": init_bert_params, "xlm": init_xlm_params,
+def init_xlm_params_768(module: nn.Module) -> None:
+    """XLM's initialisation with the embeddings at the paper's width's scale, N(0, 768^-1/2) = 0.036,
+    whatever the model's width: XLM's formula gives 0.125 at the testbed's 64."""
+    init_xlm_params(module, embedding_std=768 ** -0.5)
+
+
+INITIALISATIONS = {"bert": init_bert_params, "xlm": init_xlm_params, "xlm_768": init_xlm_params_768,
                    "bert_xavier_attention": init_bert_params_xavier_attention}
 MLM_HEADS = ("bert", "xlm")
 

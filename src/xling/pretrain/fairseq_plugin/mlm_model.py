@@ -66,8 +66,9 @@ class XlingMLMModel(FairseqEncoderModel):
                             help="bert: dense + activation + LayerNorm before the tied softmax; xlm: the tied softmax")
         parser.add_argument("--layer-norm-eps", type=float)
         parser.add_argument("--activation-dropout", type=float, help="dropout after the FFN's activation")
-        parser.add_argument("--param-init", choices=["bert", "xlm", "bert_xavier_attention"],
-                            help="bert: fairseq's N(0, 0.02); xlm: XLM's; bert_xavier_attention: N(0, 0.02) "
+        parser.add_argument("--param-init", choices=["bert", "xlm", "xlm_768", "bert_xavier_attention"],
+                            help="bert: fairseq's N(0, 0.02); xlm: XLM's; xlm_768: XLM's with the embeddings at "
+                                 "768^-1/2 whatever the width; bert_xavier_attention: N(0, 0.02) "
                                  "but torch's xavier q/k/v (this pipeline's models before it followed fairseq)")
         parser.add_argument("--vocab-multiple", type=int, metavar="N",
                             help="embedding and softmax rows padded to a multiple of N (default 1: none)")
