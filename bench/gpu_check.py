@@ -6,6 +6,7 @@ pretraining jobs of its second part, each part's JSON and the one-screen summary
     python bench/gpu_check.py record OUT PART STATUS SECONDS [--raw RAW] [--note TEXT] [--estimate S]
     python bench/gpu_check.py tests RAW JUNIT_XML           # pytest's junit report as JSON
     python bench/gpu_check.py merge-rows RAW ROWS.json ...  # the grid's rows, one benchmark run each
+    python bench/gpu_check.py rows-from-log LOG OUT --device NAME   # a cut grid part's rows, from its log
     python bench/gpu_check.py summary OUT [PART ...]         # OUT/summary.txt; exit status 1 on FAIL
 
 Every part's JSON (``OUT/<part>.json``) carries the machine (device, torch, CUDA, Python), the
@@ -21,6 +22,7 @@ import importlib.metadata as md
 import json
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -245,6 +247,31 @@ def tests_record(junit: Path) -> dict:
     return {"counts": counts, "cases": cases}
 
 
+ROW_LINE = re.compile(
+    r"^(?P<task>\w+)\s+batch\s+(?P<batch>\d+) x (?P<cells>\d+) cells \((?P<settings>[\w-]+)\): grid\s+"
+    r"(?P<grid>[\d.]+) cell-ex/s \(min (?P<min>[\d.]+), max (?P<max>[\d.]+);.*?separate jobs\s+"
+    r"(?P<one>[\d.]+)\s+best single\s+(?P<single>[\d.]+)")
+
+
+def rows_from_log(log: Path, device: str) -> dict:
+    """The rows bench/bench_finetune.py printed (one line each) as its ``--json`` holds them: what
+    is left of a grid part cut before it wrote its JSON. Each row says the line it came from."""
+    rows = []
+    with open(log, encoding="utf-8", errors="replace", newline="") as fh:  # progress bars' \r stay in their line
+        text = fh.read()
+    for n, line in enumerate(text.split("\n"), 1):
+        m = ROW_LINE.match(line)
+        if not m:
+            continue
+        grid = float(m["grid"])
+        rows.append({"task": m["task"], "batch_size": int(m["batch"]), "cells": int(m["cells"]),
+                     "settings": m["settings"], "device": device,
+                     "examples_per_s": {"grid": grid, "one_cell": float(m["one"]), "single_best": float(m["single"])},
+                     "blocks": {"grid": {"min": float(m["min"]), "median": grid, "max": float(m["max"])}},
+                     "source": f"{log.name} line {n}"})
+    return {"device": device, "rows": rows}
+
+
 def merge_rows(raw: Path, files: list[Path]) -> dict:
     """The grid part's result: the rows of one benchmark run per (task, batch size), in order; a run
     that wrote nothing adds none."""
@@ -407,6 +434,10 @@ def main(argv=None) -> None:
     t = sub.add_parser("tests")
     t.add_argument("raw", type=Path)
     t.add_argument("junit", type=Path)
+    fl = sub.add_parser("rows-from-log")
+    fl.add_argument("log", type=Path)
+    fl.add_argument("out", type=Path)
+    fl.add_argument("--device", required=True)
     m = sub.add_parser("merge-rows")
     m.add_argument("raw", type=Path)
     m.add_argument("files", type=Path, nargs="*")
@@ -426,6 +457,8 @@ def main(argv=None) -> None:
         write_json(args.raw, tests_record(args.junit))
     elif args.what == "merge-rows":
         merge_rows(args.raw, args.files)
+    elif args.what == "rows-from-log":
+        write_json(args.out, rows_from_log(args.log, args.device))
     else:
         text, ok = summary(args.out, args.parts)
         print(text, end="")

@@ -10,13 +10,17 @@ import pytest
 import torch
 
 from xling import config as xcfg
-from xling.cluster import budget
+from xling.cluster import budget, rates
+from xling.cluster.budget_table import budget_rows
 from xling.config import REPO
 from xling.errors import ConfigError, InputError
 from xling.pretrain.schedule import batch_layout, schedule, train_flops_per_token
 
 PAPER = xcfg.load(REPO / "config" / "config.yaml")
+V100 = xcfg.load(REPO / "config" / "config.yaml", REPO / "config" / "v100.yaml")
 DEMO = xcfg.load(REPO / "config" / "config.yaml", REPO / "config" / "demo.yaml")
+H100_PRETRAIN = REPO / "bench" / "measured" / "gpu_check" / "2026-11-26_h100_9e3340f" / "pretrain.json"
+H100_GRID = REPO / "bench" / "measured" / "gpu_check" / "2026-11-26_h100_9e3340f" / "grid.json"
 
 
 def test_paper_schedule_is_xlms_epoch():
@@ -31,7 +35,7 @@ def test_paper_schedule_is_xlms_epoch():
 
 def test_paper_config_is_the_recipe_behind_the_v100_rate():
     """The default V100 rate is derived from the paper's recipe: the config must be that recipe."""
-    r = budget.PAPER_RECIPE
+    r = rates.PAPER_RECIPE
     for key, value in r["model"].items():
         assert PAPER["model"][key] == value, key
     for key, value in r["pretrain"].items():
@@ -39,13 +43,13 @@ def test_paper_config_is_the_recipe_behind_the_v100_rate():
     assert PAPER["rule_resources"]["pretrain"]["gpus"] == r["gpus"]
     joint = {s["merges"] for s in PAPER["settings"].values() if s["bpe"] == "joint"}
     assert joint == {r["vocab"]}
+    assert V100["pretrain"]["precision"] == r["precision"] == "fp16"  # the paper's "mixed precision" on V100
 
 
 def test_v100_rate_gives_back_the_papers_three_days():
     """At the paper's own rate, a Default model (80k joint BPE) on 8 V100 takes the stated 72 hours,
     and the number of updates and tokens are the schedule's."""
-    cfg = copy.deepcopy(PAPER)
-    cfg["rule_resources"]["pretrain"]["gpu_model"] = "v100"
+    cfg = copy.deepcopy(V100)
     rate = budget.planned_rate(cfg, budget.pretrain_device(cfg))
     assert "paper's own rate" in rate.basis
     est = {e.job.name: e for e in budget.pretrain_estimates(cfg, rate, margin=1.0)}
@@ -99,7 +103,7 @@ def test_a_job_that_cannot_fit_its_runtime_is_refused(tmp_path, capsys):
 
 def liu_estimates(cfg):
     jobs = budget.liu_pretrain_jobs(cfg)
-    return {e.job.name: e for e in budget.pretrain_estimates(cfg, budget.paper_v100_rate(), jobs=jobs)}
+    return {e.job.name: e for e in budget.pretrain_estimates(cfg, rates.paper_v100_rate(), jobs=jobs)}
 
 
 def test_the_study_s_models_are_planned_at_their_own_length():
@@ -130,9 +134,9 @@ def test_the_study_s_models_are_planned_at_their_own_length():
 
 def test_measured_rates_replace_the_default(tmp_path):
     cfg = copy.deepcopy(PAPER)
-    v100 = budget.paper_v100_rate().flops_per_s
+    v100 = rates.paper_v100_rate().flops_per_s
     bench = tmp_path / "bench.json"
-    bench.write_text(json.dumps({"device": "NVIDIA H100", "achieved_flops_per_s": 3 * v100}))
+    bench.write_text(json.dumps({"device": "NVIDIA H100", "precision": "bf16", "achieved_flops_per_s": 3 * v100}))
     cfg["planning"]["pretrain_benchmark"] = str(bench)
     rate = budget.planned_rate(cfg, budget.pretrain_device(cfg))
     assert rate.flops_per_s == 3 * v100 and "NVIDIA H100" in rate.basis
@@ -146,85 +150,90 @@ def test_measured_rates_replace_the_default(tmp_path):
     # a broken benchmark file names itself
     bench.write_text(json.dumps({"device": "x"}))
     with pytest.raises(InputError, match="bench.json.*achieved_flops_per_s"):
-        budget.rate_from_benchmark(bench)
+        rates.rate_from_benchmark(bench)
 
 
-def test_finetune_rates_are_the_harmonic_mean_over_the_grids_batch_sizes(tmp_path):
-    rows = [{"task": "xnli", "batch_size": 4, "examples_per_s": {"train_epochs": 100.0, "bare": 1.0}},
-            {"task": "xnli", "batch_size": 8, "examples_per_s": {"train_epochs": 300.0, "bare": 1.0}},
-            {"task": "ner", "batch_size": 16, "examples_per_s": {"train_epochs": 500.0, "bare": 1.0}}]
-    bench = tmp_path / "ft.json"
-    bench.write_text(json.dumps({"device": "x", "rows": rows}))
-    finetune = copy.deepcopy(PAPER["finetune"])
-    with pytest.raises(InputError, match=r"ft.json.*ner measured at every batch size.*none for \[32\]"):
-        budget.finetune_rates_from_benchmark(bench, finetune)
-    finetune["ner"]["grid"]["batch_size"] = [16]
-    rates = budget.finetune_rates_from_benchmark(bench, finetune)
-    # one job per cell: mean hours per cell are those of 2 / (1/100 + 1/300) = 150 ex/s
-    assert rates == {"xnli": pytest.approx(150.0), "ner": pytest.approx(500.0)}
-    bench.write_text(json.dumps({"rows": [{"task": "xnli"}]}))
-    with pytest.raises(InputError, match="ft.json.*examples_per_s.train_epochs"):
-        budget.finetune_rates_from_benchmark(bench, finetune)
+def test_the_budget_plans_the_precision_the_config_pretrains_in(tmp_path):
+    """A rate measured in another precision than the config's plans nothing (fp16 and bf16 differ by
+    the step), and a V100 is never planned in bf16, which it has not: the paper config pretrains in
+    bf16 (A100, H100), config/v100.yaml in the paper's fp16."""
+    assert PAPER["pretrain"]["precision"] == "bf16"
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps({"device": "NVIDIA H200", "precision": "fp16", "achieved_flops_per_s": 3e14}))
+    cfg = copy.deepcopy(PAPER)
+    cfg["planning"]["pretrain_benchmark"] = str(bench)
+    with pytest.raises(InputError, match=r"bench.json.*the config's pretrain.precision \(bf16\).*fp16 on NVIDIA H200"):
+        budget.planned_rate(cfg, budget.pretrain_device(cfg))
+    cfg["pretrain"]["precision"] = "fp16"
+    assert "(fp16)" in budget.planned_rate(cfg, budget.pretrain_device(cfg)).basis
+    bf16_v100 = xcfg.merge(copy.deepcopy(V100), {"pretrain": {"precision": "bf16"}})
+    with pytest.raises(ConfigError, match="V100.*no bf16.*config/v100.yaml"):
+        budget.check_pretrain_runtime(bf16_v100)
+    budget.check_pretrain_runtime(V100)
 
 
-def test_measured_grid_jobs_plan_one_job_per_batch_size(tmp_path):
+def test_every_finetuning_job_is_a_batch_sizes_grid_planned_at_its_measured_rate(tmp_path):
     """A benchmark of grid jobs (bench_finetune.py's examples_per_s.grid: all the cells of a batch
-    size in one job) plans XNLI as one job per model and batch size, hours from the whole grid's
-    rate; tasks it measured only cell by cell stay one job per cell."""
-    rows = [{"task": "xnli", "batch_size": b, "cells": 9, "examples_per_s": {"train_epochs": r / 8, "grid": r}}
+    size in one job) plans every task as one job per model and batch size, hours from the whole
+    grid's rate; a one-cell rate is a floor for its batch size; a batch size without a rate takes
+    its smaller neighbour's; a task without any, the assumed rate of one cell at a time."""
+    rows = [{"task": "xnli", "batch_size": b, "cells": 9, "examples_per_s": {"one_cell": r / 8, "grid": r}}
             for b, r in ((4, 1200.0), (8, 2400.0))]
-    rows.append({"task": "ner", "batch_size": 16, "examples_per_s": {"train_epochs": 500.0}})
-    rows.append({"task": "ner", "batch_size": 32, "examples_per_s": {"train_epochs": 900.0}})
+    rows += [{"task": "ner", "batch_size": 16, "cells": 3, "examples_per_s": {"grid": 3000.0, "one_cell": 900.0}}]
+    rows += [{"task": "parsing", "batch_size": 32, "examples_per_s": {"train_epochs": 900.0}}]  # an older file's
     bench = tmp_path / "ft.json"
     bench.write_text(json.dumps({"device": "x", "rows": rows}))
-    grid = budget.finetune_grid_rates_from_benchmark(bench, PAPER["finetune"])
-    assert grid == {"xnli": {4: 1200.0, 8: 2400.0}}
-    per_cell = {**budget.DEFAULT_EXAMPLES_PER_SECOND, **budget.finetune_rates_from_benchmark(bench, PAPER["finetune"])}
-    rate = budget.paper_v100_rate()
-    out = {r.stage: r for r in budget.budget_rows(PAPER, rate, budget.DEFAULT_TRAIN_EXAMPLES, per_cell, grid)}
+    measured = rates.finetune_rates([bench], PAPER["finetune"])
+    assert {t: {b: (r.examples_per_s, r.kind) for b, r in v.items()} for t, v in measured.items()} == {
+        "xnli": {4: (1200.0, "measured"), 8: (2400.0, "measured")}, "ner": {16: (3000.0, "measured")},
+        "parsing": {32: (900.0, "floor")}}
+    planned = {t: rates.plan_batch_rates(t, PAPER["finetune"], measured.get(t, {})) for t in PAPER["finetune"]["tasks"]}
+    assert planned["ner"][32].examples_per_s == 3000.0 and planned["ner"][32].source.startswith("batch 16's rate")
+    assert planned["parsing"][16].kind == "assumed" and planned["parsing"][16].examples_per_s == 80.0
+    out = {r.stage: r for r in budget_rows(PAPER, rates.paper_v100_rate(), rates.DEFAULT_TRAIN_EXAMPLES, measured)}
     models = len(PAPER["settings"]) * len(PAPER["pairs"])
     xnli, spec = out["finetune xnli"], PAPER["finetune"]["xnli"]
     cell_examples = spec["epochs"] * spec["epoch_size"]
-    assert xnli.jobs == models * 2
-    # the same cell-examples as 18 jobs per model, at the grids' rates
+    assert xnli.jobs == out["finetune ner"].jobs == out["finetune parsing"].jobs == models * 2
+    # the same cell-examples as 18 jobs of one cell per model, at the grids' rates
     assert xnli.gpu_hours == pytest.approx(models * 9 * cell_examples * (1 / 1200 + 1 / 2400) / 3600)
-    assert out["finetune ner"].jobs == models * 6
     # a grid measured with another number of cells than the config's grid does not plan it
     rows[0]["cells"] = 3
     bench.write_text(json.dumps({"rows": rows}))
     with pytest.raises(InputError, match="xnli batch 4: grid jobs of 9 cells.*3 cells measured"):
-        budget.finetune_grid_rates_from_benchmark(bench, PAPER["finetune"])
+        rates.finetune_rates([bench], PAPER["finetune"])
+    bench.write_text(json.dumps({"rows": [{"task": "xnli"}]}))
+    with pytest.raises(InputError, match="ft.json.*task, batch_size and examples_per_s"):
+        rates.finetune_rates([bench], PAPER["finetune"])
 
 
 def test_measured_h100_rates_plan_the_paper_run(capsys):
     """The H100 measurements kept in bench/measured/ plan the paper's run: pretraining at the
-    measured model FLOP/s is faster than the V100 rate the paper implies (3 days on 8 V100), and
-    XNLI, measured as grid jobs, is planned as one job per model and batch size."""
-    rate = budget.rate_from_benchmark(budget.H100_PRETRAIN)
-    assert rate.flops_per_s > budget.paper_v100_rate().flops_per_s
+    measured model FLOP/s (bf16, the config's) is faster than the V100 rate the paper implies (3
+    days on 8 V100), and XNLI, measured as grid jobs, is planned at those jobs' rates."""
+    rate = rates.rate_from_benchmark(H100_PRETRAIN, "bf16")
+    assert rate.flops_per_s > rates.paper_v100_rate().flops_per_s
     est = {e.job.name: e for e in budget.pretrain_estimates(PAPER, rate, margin=1.0)}
-    rec = json.loads(budget.H100_PRETRAIN.read_text())
+    rec = json.loads(H100_PRETRAIN.read_text())
     tokens = schedule(PAPER["pretrain"], PAPER["model"]).tokens
     # the benchmark's model is the paper's Default (80k joint vocabulary): hours follow from its tokens/s
     assert est["default/en-fr"].hours == pytest.approx(tokens / (8 * rec["tokens_per_s"]["fairseq"]) / 3600,
                                                        rel=0.02)
-    assert budget.main(["--rate-from", str(budget.H100_PRETRAIN), "--finetune-rate-from", str(budget.H100_FINETUNE),
-                        "--finetune-rate-from", str(budget.H100_GRID)]) == 0
+    assert budget.main(["--rate-from", str(H100_PRETRAIN), "--finetune-rate-from", str(H100_GRID)]) == 0
     out = capsys.readouterr().out
-    assert "measured by bench/bench_pretrain.py on NVIDIA H100" in out and "assumed" not in out
+    assert "measured by bench/bench_pretrain.py on NVIDIA H100 80GB HBM3 (bf16)" in out
     xnli = next(line for line in out.splitlines() if line.startswith("| finetune xnli |"))
-    assert "| 60 |" in xnli and "one per batch size, 9 cells each" in xnli, xnli
+    assert "| 60 |" in xnli and "one per batch size, 9 cells each" in xnli and "1,161 / 2,156 cell-ex/s" in xnli, xnli
 
 
-def test_a_later_finetune_benchmark_replaces_an_earlier_task_by_task(tmp_path, capsys):
-    cells = {"task": "ner", "batch_size": 16, "examples_per_s": {"train_epochs": 400.0}}
+def test_a_later_finetune_benchmark_replaces_an_earlier_row_by_row(tmp_path, capsys):
+    cells = {"task": "ner", "batch_size": 16, "cells": 3, "examples_per_s": {"grid": 400.0}}
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     first.write_text(json.dumps({"rows": [cells, {**cells, "batch_size": 32}]}))
-    second.write_text(json.dumps({"rows": [{**cells, "examples_per_s": {"train_epochs": 800.0}},
-                                           {**cells, "batch_size": 32, "examples_per_s": {"train_epochs": 800.0}}]}))
+    second.write_text(json.dumps({"rows": [{**cells, "examples_per_s": {"grid": 800.0}}]}))
     assert budget.main(["--finetune-rate-from", str(first), "--finetune-rate-from", str(second)]) == 0
     ner = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| finetune ner |"))
-    assert "at 800 ex/s" in ner, ner
+    assert "at 800 / 400 cell-ex/s" in ner, ner
 
 
 @pytest.mark.parametrize("processes", [1, 2, 3, 4, 6, 8, 12, 16, 24, 32])

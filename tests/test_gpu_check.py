@@ -21,7 +21,7 @@ SCRIPT = ROOT / "bench" / "gpu_check.sh"
 sys.path.insert(0, str(ROOT / "bench"))
 import gpu_check  # noqa: E402
 
-from xling.cluster import budget  # noqa: E402
+from xling.cluster import rates  # noqa: E402
 
 PARTS = ("tests", "grid", "pretrain", "jobs")
 
@@ -78,7 +78,7 @@ def test_every_part_runs_on_the_cpu_and_writes_its_json(tmp_path):
     tests = records["tests"]
     assert tests["counts"]["skipped"] >= 1 and tests["counts"]["failed"] == tests["counts"]["error"] == 0
     # the budget plans from them as from the benchmarks' own files
-    assert budget.rate_from_benchmark(out / "pretrain.json").flops_per_s == pytest.approx(pre["achieved_flops_per_s"])
+    assert rates.rate_from_benchmark(out / "pretrain.json").flops_per_s == pytest.approx(pre["achieved_flops_per_s"])
     summary = (out / "summary.txt").read_text()
     assert summary.startswith("PASS: 4 part(s) passed") and "test-commit" in summary
     assert all(part.upper() in summary for part in PARTS)

@@ -1,8 +1,10 @@
 """Planning the workflow (a dry run, a SLURM job's re-parse, a report from a bundle): what it
 imports, and the pretraining jobs it plans, for the demo and the paper config.
 
-What was planned at commit 61a6b1d is recorded in tests/data (from ``support.plan_probe``'s
-output): ``planned_params.json``, each rule's jobs and a digest of their outputs and params as
+What was planned is recorded in tests/data (from ``support.plan_probe``'s output; recorded anew
+when every fine-tuning job became a grid job, the demo's ``finetune`` rule ``finetune_grid_<task>``,
+and when the paper config's pretraining became bf16, its commands' ``--autocast fp16 --loss-scaling``
+``--autocast bf16``): ``planned_params.json``, each rule's jobs and a digest of their outputs and params as
 Snakemake tracks them; ``pretrain_commands.json``, every pretraining job's params and the
 fairseq-train command lines its job starts (``python -m support.pretrain_commands``). A change
 to how jobs are typed and commands built must leave both as they were: a finished job stays

@@ -61,8 +61,14 @@ def test_paper_hyperparameters():
     assert float(o["--leave-unmasked-prob"]) == 0.1 and float(o["--random-token-prob"]) == 0.1
     assert float(o["--multilang-sampling-alpha"]) == 0.7
     assert o["--seed"] == "1" and o["--save-dir"] == "R/pretrain/x/en-fr"
-    # the config's fp16: autocast in the plugin with loss scaling, fp32 weights, no waiting for the GPU
-    assert o["--autocast"] == "fp16" and o["--loss-scaling"] is True and "--cpu" not in o
+    # the config's bf16 (A100, H100): autocast in the plugin, fp32 weights, no loss scaling, no waiting
+    # for the GPU; the paper's V100 (config/v100.yaml): fp16 with loss scaling
+    assert o["--autocast"] == "bf16" and "--loss-scaling" not in o and "--cpu" not in o
+    v100 = xcfg.load(ROOT / "config" / "config.yaml", ROOT / "config" / "v100.yaml")
+    job = PretrainJob.build(["R/bin/x/en-fr"], v100["settings"]["default"], v100["model"], v100["pretrain"],
+                            ["en", "fr"], 1)
+    o16 = opts(fairseq_train_command(job, Path("R/pretrain/x/en-fr"), 8))
+    assert o16["--autocast"] == "fp16" and o16["--loss-scaling"] is True
     assert o["--deferred-grad-norm"] is True and o["--deferred-loss-log"] is True
     assert o["--vocab-multiple"] == "64" and o["--compile-encoder"] == "auto"
     assert o["--distributed-world-size"] == "8"
@@ -134,7 +140,7 @@ def test_a_resumed_run_keeps_the_layout_it_was_started_with():
     assert o["--fp16"] is True and "--autocast" not in o and "--deferred-grad-norm" not in o
     assert o["--vocab-multiple"] == "1"
     o = opts(paper_command(resume=ResumeLayout(vocab_multiple=64, fairseq_fp16=False)))
-    assert "--fp16" not in o and o["--autocast"] == "fp16" and o["--vocab-multiple"] == "64"
+    assert "--fp16" not in o and o["--autocast"] == "bf16" and o["--vocab-multiple"] == "64"
     o = opts(paper_command(gpus=0, resume=legacy))  # an fp32 CPU run of older code
     assert "--fp16" not in o and o["--vocab-multiple"] == "1"
 
