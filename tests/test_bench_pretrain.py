@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from xling.cluster import rates
-
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_pretrain.py"
 
 

@@ -7,6 +7,7 @@ choose otherwise."""
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from xling.config import REPO, load
