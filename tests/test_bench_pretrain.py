@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from xling.cluster.rates import rate_from_benchmark
+
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_pretrain.py"
 
 
@@ -44,7 +46,7 @@ def test_benchmark_protocol_and_json_for_the_budget(tmp_path, sep_emb):
     assert rec["vocab_rows"] % 64 == 0 and rec["vocab_rows"] >= rec["vocab"]
     # the same model on both sides
     assert rec["params_fairseq"] == rec["params_plain"]
-    rate = rates.rate_from_benchmark(out)
+    rate = rate_from_benchmark(out)
     assert rate.flops_per_s == pytest.approx(rec["achieved_flops_per_s"]) and "cpu" in rate.basis
     # a second run reuses the corpus written for the same sizes
     stamp = (tmp_path / "corpus" / "dict.txt").stat().st_mtime_ns
