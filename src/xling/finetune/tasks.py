@@ -1,5 +1,5 @@
 """The three zero-shot tasks as adapters that turn task files into batches, losses, predictions and
-the paper's score. The training loop (xling.finetune.train) is the same for all three."""
+the paper's score. The training loop (xling.finetune.loop) is the same for all three."""
 
 from __future__ import annotations
 
