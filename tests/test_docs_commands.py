@@ -62,6 +62,9 @@ SKIPPED = {
     "--report results/demo/report.html": "needs a finished `make demo`: Snakemake's report reads its outputs",
     "scripts/probe_regime.py": "the regime probe itself: eight models and their fine-tunings, hours on 2 cores "
                                "(tests/test_probe_regime.py checks what it reads and writes)",
+    "bench/bench_demo_jobs.py": "times make demo-full's jobs alone and two at once, minutes on an idle machine "
+                                "after demo-full's upstream (tests/test_bench_demo_jobs.py checks how it reads "
+                                "a job's log)",
 }
 # Shell blocks run for real (seconds, and a dry run cannot show them working), and what they need
 # in the working directory first

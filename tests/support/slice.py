@@ -104,7 +104,8 @@ NOT_COPIED = (".snakemake/locks", ".snakemake/incomplete", ".snakemake/log", ".s
 def link_copy(src: Path, dst: Path) -> None:
     """``dst``: the finished run in ``src`` as a working directory of its own, in a fraction of a
     second and (almost) no disk: every file a hard link to the original (``cp -al``), except those
-    under ``.snakemake/``, which are copied (Snakemake rewrites its metadata files in place).
+    under ``.snakemake/`` and ``benchmarks/``, which are copied (Snakemake rewrites its metadata
+    files and a rerun job's benchmark file in place).
     Modification times are kept, so Snakemake sees the copy as finished as the original."""
 
     def skip(*paths: str):
@@ -114,7 +115,14 @@ def link_copy(src: Path, dst: Path) -> None:
 
         return ignore
 
-    shutil.copytree(src, dst, symlinks=True, copy_function=os.link, ignore=skip(".snakemake"))
+    def link(a: str, b: str) -> None:
+        # Snakemake writes a rerun job's benchmark file in place: a link would change the original
+        if Path(a).relative_to(src).parts[0] == "benchmarks":
+            shutil.copy2(a, b)
+        else:
+            os.link(a, b)
+
+    shutil.copytree(src, dst, symlinks=True, copy_function=link, ignore=skip(".snakemake"))
     if (src / ".snakemake").is_dir():
         shutil.copytree(src / ".snakemake", dst / ".snakemake", symlinks=True, ignore=skip(*NOT_COPIED))
 
