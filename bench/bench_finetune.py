@@ -60,7 +60,7 @@ from xling.finetune.job import FinetuneJob
 from xling.finetune.loop import make_optimizer
 from xling.finetune.tasks import TASKS, Item
 from xling.pretrain.dictionary import TokenDictionary
-from xling.pretrain.encoder import MLMEncoder, fill_model_args
+from xling.pretrain.encoder import MLMEncoder, paper_model_args
 from xling.pretrain.loader import LoadedEncoder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,10 +75,9 @@ CHECK_BATCHES = 3
 
 def random_encoder(args) -> LoadedEncoder:
     torch.manual_seed(0)
-    margs = argparse.Namespace(encoder_layers=args.layers, encoder_embed_dim=args.dim,
-                               encoder_ffn_embed_dim=args.ffn, encoder_attention_heads=args.heads,
-                               max_positions=args.max_positions)
-    fill_model_args(margs)
+    # the paper config's model (XLM's) at the given sizes
+    margs = paper_model_args(encoder_layers=args.layers, encoder_embed_dim=args.dim, encoder_ffn_embed_dim=args.ffn,
+                             encoder_attention_heads=args.heads, max_positions=args.max_positions)
     dictionary = TokenDictionary()
     for i in range(args.vocab - len(dictionary.symbols)):
         dictionary.add_symbol(f"w{i}")
@@ -147,9 +146,8 @@ def settings_from_tag(tag: str, base: GridSettings) -> GridSettings:
     precision, _, mode = tag.partition("-")
     if precision not in ("fp32", "bf16") or mode not in ("eager", "compiled", "graphs"):
         raise SystemExit(f"--grid-variants: {tag!r} is not <fp32|bf16>-<eager|compiled|graphs>")
-    return GridSettings(compile=mode != "eager", bf16=precision == "bf16",
-                        compile_mode="reduce-overhead" if mode == "graphs" else "default", buckets=base.buckets,
-                        eval_batch_size=base.eval_batch_size)
+    return dataclasses.replace(base, compile=mode != "eager", bf16=precision == "bf16",
+                               compile_mode="reduce-overhead" if mode == "graphs" else "default")
 
 
 def sync(device) -> None:
@@ -428,8 +426,8 @@ def main(argv=None):
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda but no GPU is visible")
     device = torch.device(args.device)
-    settings = GridSettings(compile=args.compile, bf16=args.bf16,
-                            buckets=tuple(args.buckets) if args.buckets else None)
+    settings = GridSettings.from_params(dict(compile=args.compile, bf16=args.bf16,
+                                             buckets=tuple(args.buckets) if args.buckets else None))
     grid = {"xnli": [4, 8], "ner": [16, 32], "parsing": [16, 32]}
     startup = startup_seconds(args.startup_runs) if args.startup_runs else None
     result = {"device": torch.cuda.get_device_name(0) if device.type == "cuda" else f"cpu ({args.threads} thread(s))",

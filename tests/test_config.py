@@ -192,38 +192,36 @@ def test_liu2020_xnli_defaults_follow_the_paper_and_the_grid():
     assert liu["mbert"]["retrieval"] is True  # "Google BERT" in Figures 1 and 3
 
 
-def test_pretrain_options_added_later_are_left_out_of_the_tracked_params_at_their_default():
-    """A model trained before `tensorboard` or `sentence_window` existed must not look changed to
-    Snakemake: the job's tracked params omit them at their default and keep them otherwise; keys of
-    the sections that pretraining does not use are not part of the job."""
+def test_a_pretraining_jobs_tracked_params_are_every_value_it_uses_in_config_order():
+    """Every key of the sections that pretraining uses is a tracked param, at the value the
+    validated config gives it (the schema's default where the config file is silent), so a change
+    to any of them reruns the job; keys pretraining does not use are not part of the job."""
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
 
     def tracked(pretrain, model=cfg["model"]):
         return PretrainJob.build(["d"], ALL_SHARED, model, pretrain, ["en"], 1).tracked()["pretrain"]
 
-    p = tracked({**cfg["pretrain"], "tensorboard": False})
-    assert "tensorboard" not in p and "sentence_window" not in p and p["lr"] == cfg["pretrain"]["lr"]
-    # options at their default; the rule of random words does not apply to a model whose parameters are all shared
-    at_default = ("tensorboard", "sentence_window", "vocab_multiple", "compile", "in_language_random_words")
-    assert list(p) == [k for k in cfg["pretrain"] if k not in at_default]  # config order
-    on = tracked({**cfg["pretrain"], "tensorboard": True, "sentence_window": 20})
-    assert on["tensorboard"] is True and on["sentence_window"] == 20
-    assert tracked({**cfg["pretrain"], "not_a_pretraining_key": 1}) == tracked(cfg["pretrain"])
+    p = tracked(cfg["pretrain"])
+    # config order, every key; match_tokens (set by Liu et al.'s windowed models, not a config key) last
+    assert list(p) == [*cfg["pretrain"], "match_tokens"] and p["match_tokens"] is None
+    assert p["tensorboard"] is True and p["sentence_window"] is None and p["vocab_multiple"] == 64
+    off = tracked({**cfg["pretrain"], "tensorboard": False, "sentence_window": 20})
+    assert off["tensorboard"] is False and off["sentence_window"] == 20
+    assert tracked({**cfg["pretrain"], "not_a_pretraining_key": 1}) == p
     job = PretrainJob.build(["d"], ALL_SHARED, {**cfg["model"], "unused": 3}, cfg["pretrain"], ["en", "fr"], 1)
     assert job.tracked()["model"] == cfg["model"] and job.model.dim == cfg["model"]["dim"]
     assert job.recipe.adam_betas == tuple(cfg["pretrain"]["adam_betas"])
     assert tracked(liu2020.pretrain_section(cfg, "w20"))["sentence_window"] == 20
-    assert "sentence_window" not in tracked(liu2020.pretrain_section(cfg, "full"))
+    assert tracked(liu2020.pretrain_section(cfg, "full"))["sentence_window"] is None
 
 
-OLDER_MODEL = ("layers", "heads", "dim", "ffn_dim", "activation", "dropout", "attention_dropout", "tokens_per_sample")
 
 
-def test_xlms_model_is_the_paper_configs_and_older_models_keep_their_params():
+def test_xlms_model_is_the_paper_configs_and_a_job_tracks_every_model_option():
     """The model section follows XLM (the paper ran its code): language embeddings, the tied softmax
     as the MLM head, LayerNorm eps 1e-12, no dropout after the FFN's activation, XLM's
-    initialisation. Set back to what older models had, a job's tracked model is what it was (no
-    retraining); a one-language model tracks no language embeddings (XLM builds none)."""
+    initialisation. A job tracks each option as the config gives it (BERT's, set back, tracks
+    BERT's); a one-language model has no language embeddings (XLM builds none)."""
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
     m = cfg["model"]
     assert (m["language_embeddings"], m["mlm_head"], m["layer_norm_eps"], m["activation_dropout"], m["init"]) == (
@@ -232,9 +230,9 @@ def test_xlms_model_is_the_paper_configs_and_older_models_keep_their_params():
              "activation_dropout": None, "init": "bert_xavier_attention"}
     for setting, langs in ((cfg["settings"]["default"], ["en", "fr"]), (ALL_SHARED, ["en"])):
         job = PretrainJob.build(["d"], setting, older, cfg["pretrain"], langs, 1)
-        assert job.tracked()["model"] == {k: m[k] for k in OLDER_MODEL}
+        assert job.tracked()["model"] == older  # every option tracked as the config gives it
     mono = PretrainJob.build(["d"], ALL_SHARED, m, cfg["pretrain"], ["en"], 1)
-    assert "language_embeddings" not in mono.tracked()["model"] and not mono.model.language_embeddings
+    assert mono.tracked()["model"]["language_embeddings"] is False and not mono.model.language_embeddings
     assert mono.tracked()["model"]["mlm_head"] == "xlm"
     # Liu et al.'s models are BERT's: no language embeddings, BERT's head and initialisation
     liu = PretrainJob.build(["d"], ALL_SHARED, liu2020.model_section(cfg), cfg["pretrain"], ["en", "fr", "de"], 1)
@@ -243,19 +241,19 @@ def test_xlms_model_is_the_paper_configs_and_older_models_keep_their_params():
 
 
 def test_a_rows_language_embeddings_override_the_models():
-    """An optional key of a Table 1 row, without a schema default: rows without it track what they
-    did; a row with it tracks it (in its row and, where it differs from older models, its model)."""
+    """An optional key of a Table 1 row, without a schema default: a row without it takes the
+    model's; a row with it overrides the model's, and the job's tracked model says which."""
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
     assert "language_embeddings" not in cfg["settings"]["default"]
     without = {**cfg["settings"]["default"], "label": "Default, no language embeddings", "language_embeddings": False}
     job = PretrainJob.build(["d"], without, cfg["model"], cfg["pretrain"], ["en", "fr"], 1)
-    assert not job.model.language_embeddings and "language_embeddings" not in job.tracked()["model"]
+    assert not job.model.language_embeddings and job.tracked()["model"]["language_embeddings"] is False
     base = PretrainJob.build(["d"], cfg["settings"]["default"], cfg["model"], cfg["pretrain"], ["en", "fr"], 1)
     assert base.tracked()["model"]["language_embeddings"] is True
-    older = {k: cfg["model"][k] for k in OLDER_MODEL}
-    on = PretrainJob.build(["d"], {**cfg["settings"]["default"], "language_embeddings": True}, older, cfg["pretrain"],
+    off = {**cfg["model"], "language_embeddings": False}
+    on = PretrainJob.build(["d"], {**cfg["settings"]["default"], "language_embeddings": True}, off, cfg["pretrain"],
                            ["en", "fr"], 1)
-    assert on.tracked()["model"] == {**older, "language_embeddings": True}
+    assert on.tracked()["model"] == {**off, "language_embeddings": True}
     bad = copy.deepcopy(PAPER)
     bad["settings"]["default"]["language_embeddings"] = "no"
     with pytest.raises(ConfigError, match="settings.default.language_embeddings"):
@@ -263,18 +261,20 @@ def test_a_rows_language_embeddings_override_the_models():
 
 
 @pytest.mark.parametrize("name", ["default", "no_anchors", "sep_emb", "sep_l1_3", "sep_l1_6", "sep_emb_l1_6"])
-def test_random_words_within_one_language_track_only_where_they_change_the_model(name):
-    """Section 4.3's in-language random words for every Sep row: only the rows with separate layers
-    and shared embeddings change (Sep Emb rows drew them within one language already, Default rows
-    never do), so only their tracked recipe names it."""
+def test_random_words_within_one_language_for_the_rows_the_rule_names(name):
+    """Section 4.3's in-language random words: with the paper config's rule (``separate``) every
+    Sep row draws them from the sample's language (Sep Emb rows always did), Default rows never;
+    with ``separate_embeddings`` only the rows with separate embeddings. The rule is tracked."""
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
     sep = cfg["settings"][name]["separate"]
+    assert cfg["pretrain"]["in_language_random_words"] == "separate"
     job = PretrainJob.build(["d"], cfg["settings"][name], cfg["model"], cfg["pretrain"], ["en", "fr"], 1)
-    changed = sep["layers"] > 0 and not sep["embeddings"]
-    assert job.tracked()["pretrain"].get("in_language_random_words") == ("separate" if changed else None)
+    assert job.in_language_random_words == (sep["layers"] > 0 or sep["embeddings"])
+    assert job.tracked()["pretrain"]["in_language_random_words"] == "separate"
     earlier = PretrainJob.build(["d"], cfg["settings"][name], cfg["model"],
                                 {**cfg["pretrain"], "in_language_random_words": "separate_embeddings"}, ["en", "fr"], 1)
-    assert "in_language_random_words" not in earlier.tracked()["pretrain"]
+    assert earlier.in_language_random_words == sep["embeddings"]
+    assert earlier.tracked()["pretrain"]["in_language_random_words"] == "separate_embeddings"
 
 
 def test_a_pretraining_job_names_what_its_sections_lack():
@@ -284,10 +284,10 @@ def test_a_pretraining_job_names_what_its_sections_lack():
         PretrainJob.build(["d"], ALL_SHARED, model, cfg["pretrain"], ["en"], 1)
 
 
-def test_speed_options_default_and_stay_out_of_job_params_at_their_default():
-    """pretrain.vocab_multiple and pretrain.compile change how fast a model trains, not
-    what it learns: filled in when absent, left out of a job's tracked params at their default (so
-    no finished model reruns), kept when set otherwise, and checked against their allowed values."""
+def test_speed_options_have_their_schema_default_and_allowed_values():
+    """pretrain.vocab_multiple and pretrain.compile change how fast a model trains, not what it
+    learns: the schema fills them in when absent, a job tracks them like every key, and only
+    their allowed values pass."""
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml")
     xcfg.validate(cfg)
     assert cfg["pretrain"]["vocab_multiple"] == 64 and cfg["pretrain"]["compile"] == "auto"
@@ -296,7 +296,7 @@ def test_speed_options_default_and_stay_out_of_job_params_at_their_default():
         return PretrainJob.build(["d"], ALL_SHARED, cfg["model"], pretrain, ["en"], 1)
 
     p = job(cfg["pretrain"]).tracked()["pretrain"]
-    assert "vocab_multiple" not in p and "compile" not in p and p["precision"] == cfg["pretrain"]["precision"]
+    assert (p["vocab_multiple"], p["compile"], p["precision"]) == (64, "auto", cfg["pretrain"]["precision"])
     changed = job({**cfg["pretrain"], "vocab_multiple": 1, "compile": False})
     assert changed.tracked()["pretrain"]["vocab_multiple"] == 1 and changed.tracked()["pretrain"]["compile"] is False
     assert changed.recipe.vocab_multiple == 1 and job(cfg["pretrain"]).recipe.compile == "auto"
@@ -320,10 +320,10 @@ def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
     assert w20["sentence_window"] == 20 and w20["batch_size_per_gpu"] == 64
     # the windowed model is matched in tokens to the full one (its batch measured when it starts)
     assert "match_tokens" not in full and w20["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
-    # a job's tracked params: the full model's are as they were, the windowed model's name the match
+    # a job's tracked params: the windowed model's name the match, the full model's do not
     job = {wid: PretrainJob.build(["d"], ALL_SHARED, liu2020.model_section(cfg), liu2020.pretrain_section(cfg, wid),
                                   ["en", "fr"], 1).tracked()["pretrain"] for wid in ("full", "w20")}
-    assert "match_tokens" not in job["full"] and "sentence_window" not in job["full"]
+    assert job["full"]["match_tokens"] is None and job["full"]["sentence_window"] is None
     assert job["w20"]["match_tokens"] == {"by": "batch", "sample_break_mode": "eos"}
     cfg["liu2020"]["window_tokens"] = "none"
     assert liu2020.pretrain_section(cfg, "w20")["match_tokens"] is None
@@ -367,6 +367,5 @@ def test_the_language_embedding_overlay_adds_a_twin_of_each_row_of_the_central_f
         assert job[row].tracked() == PretrainJob.build(["d"], base["settings"][row], base["model"], base["pretrain"],
                                                        ["en", "fr"], 1).tracked()
         mine, theirs = job[twin].tracked(), job[row].tracked()
-        assert {k: v for k, v in mine["model"].items()} == {k: v for k, v in theirs["model"].items()
-                                                            if k != "language_embeddings"}
+        assert mine["model"] == {**theirs["model"], "language_embeddings": False}
         assert mine["pretrain"] == theirs["pretrain"]

@@ -147,12 +147,12 @@ def test_the_gpu_tests_bound_holds_here_and_fails_a_perturbed_export(model, expo
             compare.assert_within_rounding("the export", compare.theirs(out, unmarked, "cpu"), reference, roundings)
 
 
-def test_a_checkpoint_of_older_code_exports_alike(tmp_path):
-    """A checkpoint written before --vocab-multiple (one table row per entry) exports to the same
-    BERT: its logits are ours."""
+def test_an_unpadded_checkpoint_exports_alike(tmp_path):
+    """A model with one table row per entry (--vocab-multiple 1) exports to the same BERT: its
+    logits are ours."""
     rng = random.Random(3)
     ckpt, bpe, dict_txt = write_tiny_checkpoint(tmp_path / "old", {lang: sentences(rng, lang, 60) for lang in LANGS},
-                                                merges=10, layers=2, separate_layers=0, vocab_multiple=None)
+                                                merges=10, layers=2, separate_layers=0, vocab_multiple=1)
     perturb(ckpt)
     out = tmp_path / "hf"
     record = export_model(ckpt, dict_txt, bpe, out, tokenize=TOKENIZE)

@@ -5,7 +5,6 @@ result.json is the one its own job writes."""
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import math
@@ -16,6 +15,7 @@ import pytest
 import torch
 
 import xling.finetune.tasks as tasks_module
+from support.tiny_checkpoint import BERT_OPTIONS
 from support.toy_tasks import LANGS, WORDS, files, finetune_one, job, per_word, write_task_dir
 from xling.config import grid_cells, hp_id, load_yaml
 from xling.finetune import GridSettings, finetune_grid, run_grid
@@ -25,14 +25,14 @@ from xling.finetune.grid import bucket, check_grid, default_buckets
 from xling.finetune.job import cells_by_batch_size
 from xling.finetune.tasks import TASKS, Item
 from xling.pretrain.dictionary import TokenDictionary
-from xling.pretrain.encoder import MLMEncoder, fill_model_args
+from xling.pretrain.encoder import MLMEncoder, paper_model_args
 from xling.pretrain.loader import LoadedEncoder
 from xling.report.collect import read_result
 
 # the cells' weights are rows of one buffer (xling.finetune.cells); autograd's note on it is expected
 pytestmark = pytest.mark.filterwarnings("ignore:grad and param do not obey the gradient layout contract")
 
-EAGER = GridSettings(compile=False, bf16=False)
+EAGER = GridSettings.from_params(dict(compile=False, bf16=False))
 HP = {  # three cells of one batch size, as a grid job gets them
     "xnli": [{"batch_size": 8, "encoder_lr": lr, "classifier_lr": 3 * lr} for lr in (1e-4, 3e-4, 1e-3)],
     "ner": [{"batch_size": 8, "lr": lr} for lr in (1e-4, 1e-3, 3e-3)],
@@ -60,14 +60,13 @@ XLM = {"language_embeddings": True, "mlm_head": "xlm", "layer_norm_eps": 1e-12, 
 def tiny_encoder(separate_embeddings=False, separate_layers=0, dropout=0.0, attention_dropout=None,
                  seed=0, **options) -> LoadedEncoder:
     """The pretraining stage's encoder (what load_encoder returns), small and randomly initialised;
-    ``options``: XLM's model arguments (none: a model from before them)."""
+    ``options``: the model's options over BERT's (``XLM``: XLM's)."""
     torch.manual_seed(seed)
-    args = argparse.Namespace(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
-                              encoder_attention_heads=4, max_positions=64, dropout=dropout,
-                              attention_dropout=dropout if attention_dropout is None else attention_dropout,
-                              separate_embeddings=separate_embeddings,
-                              separate_layers=separate_layers, **options)
-    fill_model_args(args)
+    args = paper_model_args(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                            encoder_attention_heads=4, max_positions=64, dropout=dropout,
+                            attention_dropout=dropout if attention_dropout is None else attention_dropout,
+                            separate_embeddings=separate_embeddings, separate_layers=separate_layers,
+                            **{**BERT_OPTIONS, "activation_dropout": dropout, **options})
     d = TokenDictionary()
     for w in WORDS:
         d.add_symbol(w)
@@ -277,7 +276,7 @@ def test_buckets_bound_the_shapes():
     assert bucket(17, (16, 24)) == 24 and bucket(16, (16, 24)) == 16
     with pytest.raises(ValueError, match="longer than the largest bucket 24"):
         bucket(25, (16, 24))
-    s = GridSettings(buckets=(32, 300)).resolved(torch.device("cpu"), 64)
+    s = GridSettings.from_params(dict(buckets=(32, 300))).resolved(torch.device("cpu"), 64)
     assert s.buckets == (32, 64) and s.compile is False and s.bf16 is False
     with pytest.raises(ValueError, match=r"unknown \['bucket'\]"):
         GridSettings.from_params({"bucket": [16]})
@@ -316,7 +315,7 @@ def test_compiled_grid_equals_eager(task_dir, no_dropout):
     eager = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "xnli"), settings=EAGER)
     logs = []
     compiled = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "xnli"), log=logs.append,
-                             settings=GridSettings(compile=True, bf16=False, buckets=(64,)))
+                             settings=GridSettings.from_params(dict(compile=True, bf16=False, buckets=(64,))))
     assert not any("failed" in line for line in logs), logs
     for e, c in zip(eager, compiled, strict=True):
         assert_same_result(e, c)
@@ -333,7 +332,7 @@ def test_a_failing_compiler_falls_back_to_eager(task_dir, no_dropout, monkeypatc
     base = tiny_encoder()
     logs = []
     fallback = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "ner"), log=logs.append,
-                             settings=GridSettings(compile=True, bf16=False))
+                             settings=GridSettings.from_params(dict(compile=True, bf16=False)))
     eager = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "ner"), settings=EAGER)
     assert sum("torch.compile failed (RuntimeError: no C compiler); training eagerly" in line for line in logs) == 1
     for e, f in zip(eager, fallback, strict=True):
@@ -345,7 +344,7 @@ def test_bf16_autocast_trains_close_to_fp32(task_dir, no_dropout):
     base = tiny_encoder()
     fp32 = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "xnli"), settings=EAGER)
     bf16 = finetune_grid(jobs, copy.deepcopy(base), per_word, files(task_dir, "xnli"),
-                         settings=GridSettings(compile=False, bf16=True))
+                         settings=GridSettings.from_params(dict(compile=False, bf16=True)))
     for a, b in zip(fp32, bf16, strict=True):
         for ha, hb in zip(a["history"], b["history"], strict=True):
             assert hb["train_loss"] == pytest.approx(ha["train_loss"], rel=2e-2)
@@ -373,10 +372,10 @@ def test_run_grid_writes_what_separate_jobs_write(task_dir, job_inputs, tmp_path
              "result.json" for hp in HP["ner"][:2]]
     metas = [{"setting": "default", "hp_id": p.parents[1].name} for p in paths]
     run_grid(jobs, ckpt, dictionary, bpe, files(task_dir, "ner"), paths, metas=metas,
-             settings=GridSettings(compile=False))
+             settings=GridSettings.from_params(dict(compile=False)))
     for j, p, meta in zip(jobs, paths, metas, strict=True):
         [own] = run_grid([j], ckpt, dictionary, bpe, files(task_dir, "ner"), [tmp_path / "own" / "result.json"],
-                         metas=[meta], settings=GridSettings(compile=False))
+                         metas=[meta], settings=GridSettings.from_params(dict(compile=False)))
         saved = json.loads(p.read_text())
         assert_same_result(json.loads(json.dumps(own)), saved)
         assert saved["meta"] == meta and not list(p.parent.glob(".*tmp"))
@@ -438,7 +437,8 @@ def test_grid_steps_do_not_wait_for_the_gpu(task_dir, compiled):
     task = TASKS["parsing"](jobs[0].hp)
     data = load_task_data(jobs[0], task, enc.dictionary, per_word, files(task_dir, "parsing"))
     device = torch.device("cuda")
-    settings = GridSettings(compile=compiled, bf16=True, buckets=(64,)).resolved(device, 64)
+    settings = GridSettings.from_params(dict(compile=compiled, bf16=True, buckets=(64,)))
+    settings = settings.resolved(device, 64)
     model = GridModel(enc, task, task.make_head(enc.dim), freeze_language_specific(enc), 3, LANGS, device, settings)
     optimizers, _ = cell_optimizers(jobs, model.params, 100)
     items = data.items["train"]

@@ -13,6 +13,7 @@ import torch
 from fairseq.data import Dictionary
 from test_finetune import LANGS, WORDS, make_ner, per_word
 
+from support.tiny_checkpoint import BERT_OPTIONS
 from support.toy_tasks import finetune_one
 from xling.finetune import FinetuneJob, TaskFiles
 
@@ -30,7 +31,8 @@ def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int, **optio
     args = argparse.Namespace(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
                               encoder_attention_heads=4, activation_fn="gelu", dropout=0.0,
                               attention_dropout=0.0, max_positions=64,
-                              separate_embeddings=separate_embeddings, separate_layers=separate_layers, **options)
+                              separate_embeddings=separate_embeddings, separate_layers=separate_layers,
+                              **{**BERT_OPTIONS, "activation_dropout": 0.0, "vocab_multiple": 1, **options})
     mlm_model.base_architecture(args)
     enc = mlm_model.XlingMLMEncoder(args, d, len(LANGS), None)
     return loader.LoadedEncoder(enc, d, LANGS)

@@ -173,7 +173,8 @@ def test_a_grid_job_on_cuda_learns_as_on_the_cpu(task, task_dir):  # noqa: F811
     base = tiny_encoder(dropout=0.1, seed=1, **XLM)
     chance = finetune_tests.CASES[task][1]
     got = {device: finetune_grid(jobs, copy.deepcopy(base), finetune_tests.per_word,
-                                 finetune_tests.files(task_dir, task), device=device, settings=GridSettings())
+                                 finetune_tests.files(task_dir, task), device=device,
+                                 settings=GridSettings.from_params())
            for device in ("cpu", DEVICE)}
     assert got[DEVICE][0]["device"] == (torch.cuda.get_device_name(DEVICE) if GPUS else "cpu")
     best = {device: max(r["en_dev"] for r in records) for device, records in got.items()}

@@ -5,12 +5,11 @@ must recover planted distributions and not depend on how the tokens are batched.
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertModel
 
+from support.tiny_checkpoint import BERT_OPTIONS
 from xling.analysis.language_shift import (
     LanguageMeans,
     blocks,
@@ -21,7 +20,7 @@ from xling.analysis.language_shift import (
     token_mask,
 )
 from xling.analysis.language_shift import translate_tokens as translate
-from xling.pretrain.encoder import MLMEncoder, fill_model_args
+from xling.pretrain.encoder import MLMEncoder, paper_model_args
 from xling.pretrain.loader import LoadedEncoder
 
 VOCAB, DIM, LAYERS = 50, 16, 4
@@ -50,9 +49,9 @@ def tiny_bert() -> BertForMaskedLM:
 
 def tiny_encoder(separate_layers: int = 0, vocab_masks: torch.Tensor | None = None) -> MLMEncoder:
     torch.manual_seed(0)
-    args = argparse.Namespace(encoder_layers=LAYERS, encoder_embed_dim=DIM, encoder_ffn_embed_dim=32,
-                              encoder_attention_heads=2, max_positions=32, separate_layers=separate_layers)
-    fill_model_args(args)
+    args = paper_model_args(encoder_layers=LAYERS, encoder_embed_dim=DIM, encoder_ffn_embed_dim=32,
+                            encoder_attention_heads=2, max_positions=32, separate_layers=separate_layers,
+                            dropout=0.1, attention_dropout=0.1, **{**BERT_OPTIONS, "activation_dropout": 0.1})
     return MLMEncoder(args, VOCAB, padding_idx=1, n_languages=2, vocab_masks=vocab_masks).eval()
 
 

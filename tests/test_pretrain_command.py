@@ -83,11 +83,9 @@ def test_tensorboard_logs_go_beside_the_model_when_asked():
     o = opts(paper_command())
     assert CONFIG["pretrain"]["tensorboard"] is True and o["--tensorboard-logdir"] == "R/pretrain/x/tensorboard"
     assert parse_command(paper_command(gpus=0)).common.tensorboard_logdir == "R/pretrain/x/tensorboard"
-    for off in ({**CONFIG["pretrain"], "tensorboard": False}, {k: v for k, v in CONFIG["pretrain"].items()
-                                                             if k != "tensorboard"}):
-        job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], off, ["en"], 1)
-        cmd = fairseq_train_command(job, "s/fairseq", 1)
-        assert "--tensorboard-logdir" not in cmd
+    off = {**CONFIG["pretrain"], "tensorboard": False}
+    job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], off, ["en"], 1)
+    assert "--tensorboard-logdir" not in fairseq_train_command(job, "s/fairseq", 1)
 
 
 def test_cpu_runs_fp32_and_seed_override():
@@ -118,12 +116,13 @@ def test_gpu_precisions_autocast_in_the_plugin(precision, options):
     assert cfg.optimizer.loss_scale_init == cfg.common.fp16_init_scale
 
 
-def test_new_options_default_when_a_jobs_params_leave_them_out():
-    """A job's params omit options added later while at their default: the job has them at it
-    (64 rows, compile on GPUs), not at how older runs were started."""
+def test_a_jobs_params_give_every_key_the_commands_options_follow_them():
+    """A job's recipe holds every key (the schema's defaults filled in by the config): one that
+    lacks one is refused; the config's values reach the command (64 rows, compile on GPUs)."""
     pre = {k: v for k, v in CONFIG["pretrain"].items() if k not in ("vocab_multiple", "compile")}
-    job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en"], 1)
-    o = opts(fairseq_train_command(job, "s", 1))
+    with pytest.raises(ConfigError, match="pretrain: missing vocab_multiple, compile"):
+        PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"], pre, ["en"], 1)
+    o = opts(paper_command())
     assert o["--vocab-multiple"] == "64" and o["--compile-encoder"] == "auto"
     for setting, flag in ((True, "on"), (False, "off"), ("auto", "auto")):
         job = PretrainJob.build("d", CONFIG["settings"]["default"], CONFIG["model"],
@@ -258,17 +257,13 @@ def test_random_words_within_one_language_in_every_sep_row(name):
     job = PretrainJob.build("d", CONFIG["settings"][name], CONFIG["model"], earlier, ["en", "fr"], 1)
     cmd = fairseq_train_command(job, "s", 8)
     assert ("--in-language-replacement" in cmd) == sep["embeddings"]
-    # a tracked recipe without the key (a job of an older config) keeps the earlier reading
-    older = {k: v for k, v in CONFIG["pretrain"].items() if k != "in_language_random_words"}
-    job = PretrainJob.build("d", CONFIG["settings"][name], CONFIG["model"], older, ["en", "fr"], 1)
-    cmd = fairseq_train_command(job, "s", 8)
-    assert ("--in-language-replacement" in cmd) == sep["embeddings"]
 
 
 def test_xlm_model_options_reach_fairseq():
     """The paper config's model is XLM's: language embeddings (two languages only), the tied
     softmax as the head, LayerNorm eps 1e-12, no dropout after the FFN's activation, XLM's
-    initialisation; a model section without those keys (older models) gets what they had."""
+    initialisation; a model section without those keys is refused (the schema fills them in a
+    config: a job never guesses them)."""
     o = opts(paper_command())
     assert o["--language-embeddings"] is True and o["--mlm-head"] == "xlm" and float(o["--layer-norm-eps"]) == 1e-12
     assert float(o["--activation-dropout"]) == 0.0 and o["--param-init"] == "xlm"
@@ -280,8 +275,5 @@ def test_xlm_model_options_reach_fairseq():
     assert "--language-embeddings" not in mono  # XLM builds none for one language
     older = {k: CONFIG["model"][k] for k in ("layers", "heads", "dim", "ffn_dim", "activation", "dropout",
                                              "attention_dropout", "tokens_per_sample")}
-    job = PretrainJob.build("d", CONFIG["settings"]["default"], older, CONFIG["pretrain"], ["en", "fr"], 1)
-    o = opts(fairseq_train_command(job, "s", 8))
-    assert "--language-embeddings" not in o and "--activation-dropout" not in o
-    assert o["--mlm-head"] == "bert" and float(o["--layer-norm-eps"]) == 1e-5
-    assert o["--param-init"] == "bert_xavier_attention"
+    with pytest.raises(ConfigError, match="model: missing language_embeddings, mlm_head, layer_norm_eps"):
+        PretrainJob.build("d", CONFIG["settings"]["default"], older, CONFIG["pretrain"], ["en", "fr"], 1)

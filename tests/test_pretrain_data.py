@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from support.inprocess import build
-from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+from support.toy_data import BERT_MODEL, TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.job import PretrainJob
 from xling.pretrain.sampling import language_sampling_probs
@@ -20,9 +20,12 @@ def data_dir(tmp_path_factory):
 
 
 def make_task(data_dir, tmp_path, sep_emb, one_language_batches=True):
+    """A task of XLM's model; batches mixing languages need one without per-language parts (the
+    language embeddings are)."""
     setting = {"separate": {"embeddings": sep_emb, "layers": 0}}
     pre = dict(TINY_PRETRAIN, one_language_batches=one_language_batches)
-    job = PretrainJob.build(data_dir, setting, TINY_MODEL, pre, ["en", "fr"], 1)
+    job = PretrainJob.build(data_dir, setting, TINY_MODEL if one_language_batches else BERT_MODEL, pre, ["en", "fr"],
+                            1)
     cmd = fairseq_train_command(job, tmp_path / "ck")
     return build(cmd)[1]
 

@@ -120,7 +120,16 @@ def test_two_ranks_train_what_one_process_accumulates(data_dir, tmp_path):
         state = torch.load(out / "fairseq" / "checkpoint_last.pt", map_location="cpu", weights_only=False)
         finals[tag] = state["model"]
     assert finals["ranks"].keys() == finals["single"].keys()
-    worst = max(float((finals["ranks"][k].float() - finals["single"][k].float()).abs().max()) for k in finals["single"])
+    # the attention's key bias has no gradient in exact arithmetic (a softmax is blind to a shift
+    # common to all keys), so Adam turns the summation order's rounding in it into lr-sized steps
+    # of either sign: left out, the query and value biases kept
+    def differs(k):
+        d = (finals["ranks"][k].float() - finals["single"][k].float()).abs()
+        if k.endswith("self_attn.in_proj_bias"):
+            d = torch.cat([d.view(3, -1)[0], d.view(3, -1)[2]])
+        return float(d.max())
+
+    worst = max(differs(k) for k in finals["single"])
     moved = max(float(v.float().abs().max()) for v in finals["single"].values())
     assert moved > 0 and worst < 1e-4, worst
 

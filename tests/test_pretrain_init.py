@@ -2,7 +2,6 @@
 fairseq's ``TransformerSentenceEncoder`` and its layer: the same values where the draw order is the
 same (one layer from one generator state), the same per-tensor statistics on a whole encoder."""
 
-import argparse
 
 import pytest
 import torch
@@ -10,7 +9,8 @@ from fairseq.modules.transformer_sentence_encoder import TransformerSentenceEnco
 from fairseq.modules.transformer_sentence_encoder import init_bert_params as fairseq_init_bert_params
 from fairseq.modules.transformer_sentence_encoder_layer import TransformerSentenceEncoderLayer
 
-from xling.pretrain.encoder import MLMEncoder, build_layer, fill_model_args, init_bert_params
+from support.tiny_checkpoint import BERT_OPTIONS
+from xling.pretrain.encoder import MLMEncoder, build_layer, init_bert_params, paper_model_args
 
 DIM, FFN, HEADS, LAYERS, VOCAB, PAD, POSITIONS = 64, 256, 4, 8, 500, 1, 64
 
@@ -47,9 +47,9 @@ def test_bert_init_of_a_layer_has_fairseqs_values(seed):
 
 
 def our_encoder(init: str) -> MLMEncoder:
-    args = argparse.Namespace(encoder_layers=LAYERS, encoder_embed_dim=DIM, encoder_ffn_embed_dim=FFN,
-                              encoder_attention_heads=HEADS, max_positions=POSITIONS, param_init=init)
-    fill_model_args(args)
+    args = paper_model_args(encoder_layers=LAYERS, encoder_embed_dim=DIM, encoder_ffn_embed_dim=FFN,
+                            encoder_attention_heads=HEADS, max_positions=POSITIONS, dropout=0.1, attention_dropout=0.1,
+                            vocab_multiple=1, **{**BERT_OPTIONS, "activation_dropout": 0.1, "param_init": init})
     return MLMEncoder(args, VOCAB, PAD, 1, None)
 
 
@@ -99,8 +99,8 @@ def test_bert_init_draws_are_seeded():
 def test_bert_init_of_earlier_models_is_kept_under_its_own_name():
     """Models trained before this pipeline followed fairseq's init drew BERT's N(0, 0.02) for the
     Linear and Embedding layers only (torch's packed q/k/v kept xavier's std, 0.088 at width 64):
-    ``bert_xavier_attention`` rebuilds them, and is the value a job's tracked params leave out, so
-    such finished models keep their params while every ``init: bert`` job now tracks the change."""
+    ``bert_xavier_attention`` draws them so; a job tracks the config's ``init`` whatever it is (the
+    schema's default is XLM's)."""
     from xling.config import REPO, load
     from xling.pretrain.job import ALL_SHARED, PretrainJob
 
@@ -109,14 +109,10 @@ def test_bert_init_of_earlier_models_is_kept_under_its_own_name():
     assert abs(float(in_proj.std()) - (2 / (DIM + 3 * DIM)) ** 0.5) < 0.005
     assert abs(float(old.embed_tokens[0].weight.detach()[2:].std()) - 0.02) < 0.001
     cfg = load(REPO / "config" / "config.yaml")
-    bert = {**cfg["model"], "init": "bert"}
-    assert PretrainJob.build(["d"], ALL_SHARED, bert, cfg["pretrain"], ["en"], 1).tracked()["model"]["init"] == "bert"
-    earlier = {**cfg["model"], "init": "bert_xavier_attention"}
-    assert "init" not in PretrainJob.build(["d"], ALL_SHARED, earlier, cfg["pretrain"], ["en"], 1).tracked()["model"]
-    # a checkpoint from before --param-init existed is rebuilt as it was drawn
-    args = argparse.Namespace()
-    fill_model_args(args)
-    assert args.param_init == "bert_xavier_attention"
+    for init in ("bert", "bert_xavier_attention", "xlm"):  # every value tracked as the config gives it
+        model = {**cfg["model"], "init": init}
+        job = PretrainJob.build(["d"], ALL_SHARED, model, cfg["pretrain"], ["en"], 1)
+        assert job.tracked()["model"]["init"] == init
 
 
 @pytest.mark.parametrize("init,std", [("xlm", DIM ** -0.5), ("xlm_768", 768 ** -0.5)])

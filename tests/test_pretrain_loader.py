@@ -104,8 +104,8 @@ def test_a_checkpoint_with_language_embeddings_encodes_each_language_with_its_ro
 
 
 def pad_checkpoint(old: Path, new: Path, multiple: int) -> None:
-    """``old`` (written before --vocab-multiple) as the same model with its tables padded by zero
-    rows to a multiple of ``multiple``, as a new run would have saved it."""
+    """``old`` (one table row per entry, --vocab-multiple 1) as the same model with its tables
+    padded by zero rows to a multiple of ``multiple``, as that run would have saved it."""
     from xling.pretrain.encoder import padded_rows
 
     state = torch.load(old, weights_only=False)
@@ -120,12 +120,11 @@ def pad_checkpoint(old: Path, new: Path, multiple: int) -> None:
 
 
 @pytest.mark.parametrize("separate_embeddings", [False, True])
-def test_old_unpadded_and_new_padded_checkpoints_load_to_the_same_encoder(tmp_path, separate_embeddings):
-    old, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, seed=2, vocab_multiple=None,
+def test_unpadded_and_padded_checkpoints_load_to_the_same_encoder(tmp_path, separate_embeddings):
+    old, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, seed=2, vocab_multiple=1,
                                               separate_embeddings=separate_embeddings)
     state = torch.load(old, weights_only=False)
-    assert not hasattr(state["cfg"]["model"], "vocab_multiple")  # as checkpoints of older code
-    if separate_embeddings:  # a vocabulary mask over the unpadded rows, as older runs saved it
+    if separate_embeddings:  # a vocabulary mask over the unpadded rows
         vocab = state["model"]["encoder.lm_bias"].numel()
         state["model"]["encoder.vocab_mask"] = torch.rand(2, vocab, generator=torch.Generator().manual_seed(0)) < 0.7
         state["model"]["encoder.vocab_mask"][:, :4] = True
@@ -149,6 +148,14 @@ def test_old_unpadded_and_new_padded_checkpoints_load_to_the_same_encoder(tmp_pa
         torch.testing.assert_close(la, lb)
         if separate_embeddings:
             assert torch.isneginf(la[..., ~a.encoder.vocab_mask[a.lang_id(lang)]]).all()
+
+
+def test_a_checkpoint_of_code_from_before_an_option_is_refused_naming_it(tmp_path):
+    """No model argument takes a value the checkpoint does not record: one written before
+    --vocab-multiple (or another option) is refused, not loaded as a guess."""
+    old, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES, vocab_multiple=None)
+    with pytest.raises(InputError, match=r"checkpoint_best\.pt.*--vocab-multiple missing.*retrain"):
+        load_encoder(old, dict_path)
 
 
 def test_a_dictionary_that_does_not_fit_the_tables_is_named(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from support.inprocess import build
-from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+from support.toy_data import BERT_MODEL, TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.job import PretrainJob
 
@@ -101,7 +101,7 @@ def test_shared_positions_separate_only_the_token_embeddings(data_dir, tmp_path)
     """The "fake language" option: one positional embedding and LayerNorm for both languages,
     so a step on en moves them, while fr's token embeddings stay as they were."""
     setting = {"separate": {"embeddings": True, "positions": False, "layers": 0}}
-    job = PretrainJob.build(data_dir, setting, TINY_MODEL, TINY_PRETRAIN, ["en", "fr"], 1)
+    job = PretrainJob.build(data_dir, setting, BERT_MODEL, TINY_PRETRAIN, ["en", "fr"], 1)
     cmd = fairseq_train_command(job, tmp_path)
     assert "--shared-positions" in cmd
     _, task, model, criterion = build(cmd)
@@ -192,11 +192,11 @@ def test_one_language_model_has_no_language_embedding(data_dir, tmp_path):
 
 def test_xlm_layer_norm_eps_and_no_dropout_after_the_ffn_activation(data_dir, tmp_path):
     _, _, xlm, _ = build_model(data_dir, tmp_path, XLM_MODEL)
-    _, _, old, _ = build_model(data_dir, tmp_path, TINY_MODEL)
+    _, _, old, _ = build_model(data_dir, tmp_path, BERT_MODEL)
     for layer in xlm.encoder.shared_layers:
         assert layer.norm1.eps == layer.norm2.eps == 1e-12
         assert layer.dropout.p == 0.0 and layer.dropout1.p == layer.dropout2.p == TINY_MODEL["dropout"]
-    # older models: torch's eps and the layers' dropout after the activation, BERT's head
+    # BERT's model: torch's eps and the layers' dropout after the activation, BERT's head
     layer = old.encoder.shared_layers[0]
     assert layer.norm1.eps == 1e-5 and layer.dropout.p == TINY_MODEL["dropout"]
     assert old.encoder.lm_layer_norm.eps == 1e-5 and old.encoder.embed_languages is None

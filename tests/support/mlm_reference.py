@@ -23,13 +23,17 @@ def reference_mlm_loss(enc, tokens: torch.Tensor, lang: int, target: torch.Tenso
     e, p = enc._emb_index(lang), enc._pos_index(lang)
     positions = torch.arange(tokens.size(1))
     x = enc.embed_tokens[e](tokens) + enc.embed_positions[p](positions)[None]
+    if enc.embed_languages is not None:  # XLM's language embeddings
+        x = x + enc.embed_languages.weight[lang]
     x = enc.dropout(enc.emb_layer_norm[p](x))
     if padding_mask is not None:
         x = x.masked_fill(padding_mask.unsqueeze(-1), 0.0)
     for layer in list(enc.language_layers[lang]) + list(enc.shared_layers):
         x = nn.TransformerEncoderLayer.forward(layer, x, src_key_padding_mask=padding_mask)
     masked = target.ne(pad)
-    h = enc.lm_layer_norm(F.gelu(enc.lm_dense(x[masked])))
+    h = x[masked]
+    if enc.mlm_head == "bert":  # BERT's transform before the tied softmax; XLM's head is that alone
+        h = enc.lm_layer_norm(F.gelu(enc.lm_dense(h)))
     logits = F.linear(h, enc.embed_tokens[e].weight) + enc.lm_bias
     if enc.vocab_mask is not None:
         logits = logits.masked_fill(~enc.vocab_mask[lang], float("-inf"))

@@ -79,9 +79,13 @@ def write_toy_data(out_dir: str | Path, languages: list[str], n_train: dict[str,
 
 # A tiny model/pretraining config of the config.yaml shape, for tests and the benchmark
 # (8 layers so that Sep L1-3 / L1-6 keep their meaning).
-TINY_MODEL = dict(layers=8, heads=2, dim=64, ffn_dim=256, activation="gelu", dropout=0.1,
-                  attention_dropout=0.1, tokens_per_sample=64)
-# The other pretraining keys take the schema's defaults, as a run's validated config does.
+# The other keys take the schema's defaults, as a run's validated config does (XLM's model).
+TINY_MODEL = fill_defaults({"model": dict(layers=8, heads=2, dim=64, ffn_dim=256, activation="gelu", dropout=0.1,
+                                          attention_dropout=0.1, tokens_per_sample=64)})["model"]
+# the same with BERT's head and initialisation and no language embeddings (what this pipeline
+# trained before it followed XLM): for the tests of those options, and of batches mixing languages
+BERT_MODEL = {**TINY_MODEL, "language_embeddings": False, "mlm_head": "bert", "layer_norm_eps": 1e-5,
+              "activation_dropout": None, "init": "bert_xavier_attention"}
 TINY_PRETRAIN = fill_defaults({"pretrain": dict(
     optimizer="adam", adam_betas=[0.9, 0.98], adam_eps=1e-8, weight_decay=0.0, clip_norm=0.0, lr=1e-3,
     lr_scheduler="inverse_sqrt", warmup_updates=10, batch_size_per_gpu=16, batch_gpus=1,

@@ -123,6 +123,16 @@ def fill_defaults(cfg: dict, _node_schema: dict | None = None, _root: dict | Non
     return cfg
 
 
+def section_defaults(*path: str) -> dict:
+    """The schema's defaults of the section at ``path`` (``section_defaults("finetune",
+    "grid_jobs")``): what a config that leaves it out gets."""
+    root = schema()
+    node = root
+    for key in path:
+        node = _resolve(root, node)["properties"][key]
+    return fill_defaults({}, node, root)
+
+
 def _resolve(root: dict, s: dict) -> dict:
     while isinstance(s, dict) and "$ref" in s:
         s = root["definitions"][s["$ref"].rsplit("/", 1)[1]]

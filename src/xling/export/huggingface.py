@@ -60,7 +60,7 @@ LANGUAGE_INPUT = {BERT: "token_type_ids", XLM: "langs"}
 
 def export_format(encoder) -> str:
     """The ``transformers`` architecture of ``encoder``: XLM's for XLM's head, else BERT's."""
-    return XLM if getattr(encoder, "mlm_head", "bert") == "xlm" else BERT
+    return XLM if encoder.mlm_head == "xlm" else BERT
 
 
 def exportable(encoder) -> str | None:

@@ -24,7 +24,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 import torch
 from torch import nn
@@ -45,7 +45,8 @@ LR_KEYS = ("lr", "encoder_lr", "classifier_lr")
 
 @dataclass(frozen=True)
 class GridSettings:
-    """How the grid's step runs; results do not depend on it beyond float rounding (bf16: its noise).
+    """How the grid's step runs (config ``finetune.grid_jobs``, whose schema gives each field's
+    default and meaning); results do not depend on it beyond float rounding (bf16: its noise).
 
     ``compile``: torch.compile the forward and backward (None: on CUDA only; falls back to eager,
     with a log line, where compiling fails); ``compile_mode``: torch.compile's mode;
@@ -55,16 +56,19 @@ class GridSettings:
     the padded lengths of a compiled step (None: ``default_buckets``); ``eval_batch_size``:
     sequences per scoring batch, every cell at once."""
 
-    compile: bool | None = None
-    compile_mode: str = "default"
-    bf16: bool | None = None
-    buckets: tuple[int, ...] | None = None
-    eval_batch_size: int = 128
+    compile: bool | None
+    compile_mode: str
+    bf16: bool | None
+    buckets: tuple[int, ...] | None
+    eval_batch_size: int
 
     @classmethod
-    def from_params(cls, params: dict | None) -> GridSettings:
-        """From a rule's plain ``params`` (a list of buckets; None or {}: the defaults)."""
-        params = dict(params or {})
+    def from_params(cls, params: Mapping[str, Any] | None = None) -> GridSettings:
+        """From a rule's plain ``params`` (a list of buckets), the schema's defaults for what they
+        leave out (None or {}: all of them)."""
+        from xling.config import section_defaults
+
+        params = {**section_defaults("finetune", "grid_jobs"), **dict(params or {})}
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(params) - known)
         if unknown:
@@ -304,7 +308,7 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     data = load_task_data(job, task, encoder.dictionary, words_to_subwords, files, stanford_home)
     model: GridModel | ModuleCell
     if batched(encoder) and not as_module:
-        settings = (settings or GridSettings()).resolved(device, job.max_seq_len)
+        settings = (settings or GridSettings.from_params()).resolved(device, job.max_seq_len)
         trainable = freeze_language_specific(encoder)
         head = task.make_head(encoder.dim)
         model = GridModel(encoder, task, head, trainable, len(jobs), [job.src_lang, job.tgt_lang], device, settings,

@@ -31,7 +31,10 @@ host, and the summed loss computed inside the (optionally compiled) encoder.
 
 from __future__ import annotations
 
+import argparse
+import functools
 import math
+from typing import Mapping
 
 import torch
 import torch.nn.functional as F
@@ -135,32 +138,58 @@ INITIALISATIONS = {"bert": init_bert_params, "xlm": init_xlm_params, "xlm_768": 
 MLM_HEADS = ("bert", "xlm")
 
 
-def fill_model_args(args) -> None:
-    """The paper's model (3.1) where ``args`` leaves a size unset; older checkpoints lack the
-    newer options, whose defaults keep their meaning."""
-    args.encoder_layers = getattr(args, "encoder_layers", None) or 8
-    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", None) or 768
-    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", None) or 3072
-    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", None) or 12
-    args.activation_fn = getattr(args, "activation_fn", None) or "gelu"
-    if getattr(args, "dropout", None) is None:
-        args.dropout = 0.1
-    if getattr(args, "attention_dropout", None) is None:
-        args.attention_dropout = 0.1
-    args.max_positions = getattr(args, "max_positions", None)
-    args.separate_embeddings = getattr(args, "separate_embeddings", False)
-    args.shared_positions = getattr(args, "shared_positions", False)
-    args.separate_layers = getattr(args, "separate_layers", None) or 0
-    # XLM's model options: a checkpoint without them has what models had before them
-    args.language_embeddings = bool(getattr(args, "language_embeddings", False))
-    args.mlm_head = getattr(args, "mlm_head", None) or "bert"
-    args.layer_norm_eps = getattr(args, "layer_norm_eps", None) or 1e-5
-    if getattr(args, "activation_dropout", None) is None:
+# what the encoder reads of fairseq's arguments (the options of xling_mlm)
+MODEL_ARGS = ("encoder_layers", "encoder_embed_dim", "encoder_ffn_embed_dim", "encoder_attention_heads",
+              "activation_fn", "dropout", "attention_dropout", "max_positions", "separate_embeddings",
+              "shared_positions", "separate_layers", "language_embeddings", "mlm_head", "layer_norm_eps",
+              "activation_dropout", "param_init", "vocab_multiple")
+
+
+def model_args(model: Mapping, vocab_multiple: int, **overrides) -> argparse.Namespace:
+    """fairseq's arguments of ``xling_mlm`` for a config ``model:`` section as the schema fills it
+    (``activation_dropout`` null: the layers' dropout), every parameter shared; ``overrides``:
+    arguments by their fairseq names (``separate_layers=1``...)."""
+    args = argparse.Namespace(
+        encoder_layers=int(model["layers"]), encoder_embed_dim=int(model["dim"]),
+        encoder_ffn_embed_dim=int(model["ffn_dim"]), encoder_attention_heads=int(model["heads"]),
+        activation_fn=model["activation"], dropout=float(model["dropout"]),
+        attention_dropout=float(model["attention_dropout"]), max_positions=int(model["tokens_per_sample"]),
+        separate_embeddings=False, shared_positions=False, separate_layers=0,
+        language_embeddings=bool(model["language_embeddings"]), mlm_head=model["mlm_head"],
+        layer_norm_eps=float(model["layer_norm_eps"]), activation_dropout=model["activation_dropout"],
+        param_init=model["init"], vocab_multiple=int(vocab_multiple))
+    for key, value in overrides.items():
+        if key not in MODEL_ARGS:
+            raise ValueError(f"{key}: not an argument of {MODEL_NAME} ({', '.join(MODEL_ARGS)})")
+        setattr(args, key, value)
+    if args.activation_dropout is None:
         args.activation_dropout = args.dropout
-    # checkpoints from before --param-init had BERT's initialisation with torch's attention
-    args.param_init = getattr(args, "param_init", None) or "bert_xavier_attention"
-    # checkpoints from before --vocab-multiple have exactly one row per dictionary entry
-    args.vocab_multiple = getattr(args, "vocab_multiple", None) or 1
+    return args
+
+
+@functools.cache
+def _paper_model() -> tuple[dict, int]:
+    from xling.config import REPO, load
+
+    cfg = load(REPO / "config" / "config.yaml")
+    return dict(cfg["model"]), int(cfg["pretrain"]["vocab_multiple"])
+
+
+def paper_model_args(**overrides) -> argparse.Namespace:
+    """The paper's model (3.1) as fairseq's arguments: config/config.yaml's ``model:`` section,
+    its optional keys at the schema's defaults (the one place either is written); ``overrides``
+    as :func:`model_args` takes them (a testbed's sizes)."""
+    model, multiple = _paper_model()
+    return model_args(model, overrides.pop("vocab_multiple", multiple), **overrides)
+
+
+def check_model_args(args) -> None:
+    """Every argument the encoder reads, there: a checkpoint written before one of them existed
+    is refused (retrain it), not given a value it may not have had."""
+    missing = [k for k in MODEL_ARGS if getattr(args, k, None) is None]
+    if missing:
+        raise ValueError(f"model arguments {', '.join('--' + k.replace('_', '-') for k in missing)} missing: a "
+                         "model of code from before them (retrain it with this pipeline)")
 
 
 def padded_rows(vocab: int, multiple: int) -> int:
@@ -217,7 +246,8 @@ class EncoderCore:
         vocab or padded rows] booleans of each language's softmax, or None."""
         dim = args.encoder_embed_dim
         self.vocab_size = vocab
-        rows = padded_rows(vocab, int(getattr(args, "vocab_multiple", None) or 1))
+        check_model_args(args)
+        rows = padded_rows(vocab, int(args.vocab_multiple))
         self.vocab_rows = rows
         self.n_languages = n_languages
         self.num_layers = args.encoder_layers
@@ -229,7 +259,7 @@ class EncoderCore:
         self.padding_idx = padding_idx
         self.max_positions_ = args.max_positions
         self.dropout = nn.Dropout(args.dropout)
-        self.shared_positions = bool(getattr(args, "shared_positions", False))
+        self.shared_positions = bool(args.shared_positions)
         n_emb = n_languages if self.separate_embeddings else 1
         n_pos = 1 if self.shared_positions else n_emb
         eps = float(args.layer_norm_eps)
@@ -268,8 +298,9 @@ class EncoderCore:
         # rows past the dictionary: never a target, so their logits are -inf (not saved: derived)
         self.register_buffer("padding_rows", torch.arange(rows) >= vocab, persistent=False)
         INITIALISATIONS[args.param_init](self)
-        for emb in self.embed_tokens:
+        for emb in self.embed_tokens:  # the rows past the dictionary: zero, never input nor target
             emb.weight.data[vocab:] = 0.0
+        self.lm_bias.data[vocab:] = 0.0
         self._compiled_loss = None  # see compile_loss
 
     # -- language handling -------------------------------------------------------------

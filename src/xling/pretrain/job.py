@@ -5,15 +5,13 @@ rule's params (:meth:`PretrainJob.tracked`); the command line is built from it
 (:func:`xling.pretrain.command.fairseq_train_command`).
 
 Snakemake reruns a job when the repr of a param changes, so the tracked form keeps each section's
-key order as the config gave it, and leaves out an *option* (a field added after models had been
-trained, declared with :func:`option`) while it holds the value those models had: a new option
-never makes a finished model look changed, a value set away from it retrains exactly the models it
-applies to. Keys of the sections that pretraining does not use are not part of the bundle, so they
-change nothing either.
+key order as the config gave it. Keys of the sections that pretraining does not use are not part
+of the bundle, so they change nothing.
 
-The schema (``xling/config.schema.yaml``) is where defaults and allowed values live: a section
-reaches a job with its defaults filled in by :func:`xling.config.validate`, and :meth:`build`
-checks the values it is given against the same schema (:func:`xling.config.section_problems`).
+The schema (``xling/config.schema.yaml``) is the one place defaults and allowed values live: a
+section reaches a job with its defaults filled in by :func:`xling.config.validate`, every field is
+required here, and :meth:`build` checks the values it is given against the same schema
+(:func:`xling.config.section_problems`).
 """
 
 from __future__ import annotations
@@ -26,13 +24,6 @@ from typing import Any, Iterator, Sequence
 
 from xling import config as xcfg
 from xling.errors import ConfigError
-
-
-def option(default: Any):
-    """A field added after models had been trained with this pipeline: ``default`` is the value
-    those models had (for the options of speed alone, which train the same model either way, the
-    schema's default), and a job's tracked params leave the field out while it holds it."""
-    return field(default=default, metadata={"option": True})
 
 
 class _Section(Mapping):
@@ -51,14 +42,9 @@ class _Section(Mapping):
         return len(fields(self))
 
     @classmethod
-    def options(cls) -> dict[str, Any]:
-        """Each option and the value a tracked job leaves it out at."""
-        return {f.name: f.default for f in fields(cls) if f.metadata.get("option")}
-
-    @classmethod
     def from_section(cls, section: Mapping, where: str):
-        """The fields of ``section`` (other keys ignored); an absent option takes the value older
-        jobs had, an absent field that is not an option is an error naming ``where``."""
+        """The fields of ``section`` (other keys ignored; the schema fills in its defaults); an
+        absent field is an error naming ``where``."""
         values = {k: v for k, v in section.items() if k in _names(cls)}
         missing = [f.name for f in fields(cls) if f.name not in values and f.default is MISSING]
         if missing:
@@ -70,8 +56,8 @@ class _Section(Mapping):
 
 @dataclass(frozen=True)
 class ModelShape(_Section):
-    """The Transformer encoder (config ``model:``; the schema documents every field). The
-    options' schema defaults follow XLM (docs/reading.md); older models had BERT's."""
+    """The Transformer encoder (config ``model:``; the schema documents every field and its
+    default, XLM's model: docs/reading.md)."""
 
     layers: int
     heads: int
@@ -81,11 +67,11 @@ class ModelShape(_Section):
     dropout: float
     attention_dropout: float
     tokens_per_sample: int
-    language_embeddings: bool = option(False)
-    mlm_head: str = option("bert")
-    layer_norm_eps: float = option(1e-5)
-    activation_dropout: float | None = option(None)  # None: the layers' dropout (torch's layer)
-    init: str = option("bert_xavier_attention")  # BERT's N(0, 0.02) with torch's q/k/v, as drawn before
+    language_embeddings: bool
+    mlm_head: str
+    layer_norm_eps: float
+    activation_dropout: float | None  # None: the layers' dropout (torch's layer)
+    init: str
 
 
 @dataclass(frozen=True)
@@ -117,16 +103,17 @@ class Recipe(_Section):
     save_interval_updates: int | None
     keep_interval_updates: int
     num_workers: int | None
-    tensorboard: bool = option(False)
-    sentence_window: int | None = option(None)
-    # {"by": "batch" | "updates", "sample_break_mode": the reference's}: xling.pretrain.tokens
-    match_tokens: Mapping[str, Any] | None = option(None)
+    tensorboard: bool
+    sentence_window: int | None
     # which rows draw BERT's random words from the sample's own language (dict.<lang>.txt):
     # "separate" (every row with per-language parameters, Section 4.3) or "separate_embeddings"
-    in_language_random_words: str = option("separate_embeddings")
+    in_language_random_words: str
     # speed alone (the same loss and gradients either way)
-    vocab_multiple: int = option(64)
-    compile: bool | str = option("auto")
+    vocab_multiple: int
+    compile: bool | str
+    # {"by": "batch" | "updates", "sample_break_mode": the reference's}: xling.pretrain.tokens; not a
+    # key of the config's pretrain: (Liu et al.'s windowed models get it: xling.config.liu2020)
+    match_tokens: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -183,21 +170,14 @@ class PretrainJob:
     def build(cls, data_dirs: str | Path | Sequence[str | Path], setting: Mapping, model: Mapping,
               pretrain: Mapping, languages: Sequence[str], seed: int) -> "PretrainJob":
         """From the config's sections (defaults filled in by the schema) or a rule's params;
-        ``data_dirs``: one directory or several.
-
-        A value that cannot change what this job computes is set to its old value, so its tracked
-        params leave it out: language embeddings in a one-language model (XLM builds none,
-        ``transformer.py`` L279), the rule of in-language random words where the row's parameters
-        are all shared or its embeddings separate. A row's ``language_embeddings`` overrides the
-        model's."""
+        ``data_dirs``: one directory or several. A one-language model has no language embeddings
+        (XLM builds none, ``transformer.py`` L279); a row's ``language_embeddings``, where it
+        gives one, overrides the model's."""
         _check(setting, model, pretrain, languages)
         shape = ModelShape.from_section(model, "model")
-        own = setting.get("language_embeddings", shape.language_embeddings)
+        own = setting["language_embeddings"] if "language_embeddings" in setting else shape.language_embeddings
         shape = replace(shape, language_embeddings=bool(own) and len(languages) > 1)
         recipe = Recipe.from_section(pretrain, "pretrain")
-        sep, old_rule = Separation.of(setting), Recipe.options()["in_language_random_words"]
-        if sep.in_language_random_words(recipe.in_language_random_words) == sep.in_language_random_words(old_rule):
-            recipe = replace(recipe, in_language_random_words=old_rule)
         return cls(
             data_dirs=(str(data_dirs),) if isinstance(data_dirs, (str, Path)) else tuple(str(d) for d in data_dirs),
             setting=dict(setting),
@@ -222,8 +202,8 @@ class PretrainJob:
         return replace(self, recipe=Recipe.from_section(recipe, "pretrain"))
 
     def tracked(self) -> dict:
-        """The rule's params, one per name (what the workflow script receives): each section in
-        config order, options at their old value left out."""
+        """The rule's params, one per name (what the workflow script receives): each section's
+        fields in config order."""
         return {
             "data_dirs": list(self.data_dirs),
             "setting": dict(self.setting),
@@ -247,17 +227,10 @@ def _check(setting: Mapping, model: Mapping, pretrain: Mapping, languages: Seque
 
 
 def _tracked(section: _Section, order: tuple[str, ...]) -> dict:
-    """A section's fields in ``order`` (all, when empty), each option left out at its old value; an
-    option set away from it that the order lacks (given by a row, not the section) comes last."""
-    options = type(section).options()
-    names = order or _names(type(section))
-    out = {}
-    for k in (*names, *(k for k in options if k not in names)):
-        v = getattr(section, k)
-        if k in options and v == options[k]:
-            continue
-        out[k] = list(v) if k == "adam_betas" else v
-    return out
+    """A section's fields in ``order`` (the config's), those it lacks (given by a row, not the
+    section) last."""
+    names = (*order, *(k for k in _names(type(section)) if k not in order))
+    return {k: list(getattr(section, k)) if k == "adam_betas" else getattr(section, k) for k in names}
 
 
 @functools.cache

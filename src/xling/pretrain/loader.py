@@ -11,7 +11,7 @@ from torch import nn
 
 from xling.errors import InputError
 from xling.pretrain.dictionary import TokenDictionary
-from xling.pretrain.encoder import MODEL_NAME, MLMEncoder, fill_model_args, padded_rows
+from xling.pretrain.encoder import MODEL_NAME, MLMEncoder, check_model_args, padded_rows
 
 
 class LoadedEncoder(nn.Module):
@@ -75,7 +75,10 @@ def _encoder(checkpoint: Path, state: dict, dictionary: str | Path | None,
     margs, targs = cfg.get("model"), cfg.get("task")
     if margs is None or getattr(margs, "_name", getattr(margs, "arch", None)) != MODEL_NAME:
         raise InputError(checkpoint, None, f"a fairseq checkpoint of the {MODEL_NAME} model")
-    fill_model_args(margs)
+    try:
+        check_model_args(margs)
+    except ValueError as err:
+        raise InputError(checkpoint, None, f"a checkpoint of this pipeline's {MODEL_NAME}; {err}") from None
     dict_path = Path(dictionary) if dictionary is not None else Path(targs.data.split(":")[0]) / "dict.txt"
     if not dict_path.exists():
         raise InputError(dict_path, None, "the dict.txt the model was pretrained with")
@@ -84,7 +87,7 @@ def _encoder(checkpoint: Path, state: dict, dictionary: str | Path | None,
     languages = [lang for lang in targs.languages.split(",") if lang]
     weights = state["model"]
     vocab_masks = weights.get("encoder.vocab_mask")
-    # the tables have a row per entry, padded to a multiple of --vocab-multiple (1 in older checkpoints)
+    # the tables have a row per entry, padded to a multiple of --vocab-multiple
     rows = padded_rows(len(dictionary), margs.vocab_multiple)
     if weights["encoder.lm_bias"].numel() != rows:
         raise InputError(dict_path, None, f"the dictionary of {checkpoint.name} ({weights['encoder.lm_bias'].numel()} "

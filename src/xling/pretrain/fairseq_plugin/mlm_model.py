@@ -17,7 +17,7 @@ from fairseq.models import (
 )
 
 from xling.pretrain.compiling import MIN_STEP_FLOPS, SETTINGS, compile_unavailable, compile_wanted
-from xling.pretrain.encoder import MODEL_NAME, EncoderCore, fill_model_args
+from xling.pretrain.encoder import MODEL_NAME, EncoderCore, paper_model_args
 from xling.pretrain.schedule import train_flops_per_token
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ def step_flops(args, vocab: int) -> float | None:
     if not streams or not length:
         return None
     per_token = train_flops_per_token(args.encoder_layers, args.encoder_embed_dim, args.encoder_ffn_embed_dim,
-                                      int(length), vocab, float(getattr(args, "mask_prob", 0.15)))
+                                      int(length), vocab, float(args.mask_prob))
     return per_token * int(streams) * int(length)
 
 
@@ -111,7 +111,20 @@ class XlingMLMModel(FairseqEncoderModel):
         return self.encoder.max_positions()
 
 
+# the model's store_true options
+SWITCHES = ("separate_embeddings", "shared_positions", "language_embeddings")
+
+
 @register_model_architecture(MODEL_NAME, MODEL_NAME)
 def base_architecture(args):
-    """The paper's model (3.1); every size can be overridden on the command line."""
-    fill_model_args(args)
+    """The paper's model (3.1, config/config.yaml's ``model:``): what the command line leaves unset
+    takes its value; a missing ``--activation-dropout`` is the config's null, the layers' dropout.
+    fairseq leaves a model option the command line omits out of ``args`` (argparse.SUPPRESS), so
+    an absent switch is off, whatever the config says."""
+    paper = vars(paper_model_args())
+    for key, value in paper.items():
+        if key in SWITCHES:
+            setattr(args, key, bool(getattr(args, key, False)))
+        elif getattr(args, key, None) is None:
+            dropout = getattr(args, "dropout", None)
+            setattr(args, key, dropout if key == "activation_dropout" and dropout is not None else value)

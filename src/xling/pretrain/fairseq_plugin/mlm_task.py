@@ -162,7 +162,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
             dataset = TokenRemapDataset(
                 dataset, out_of_language_remap(self.language_vocabs[lang_id], self.source_dictionary.unk()))
         # a window cuts sentences (the config pairs it with sample_break_mode eos)
-        window = int(getattr(self.args, "sentence_window", 0) or 0)
+        window = int(self.args.sentence_window or 0)
         if window:
             dataset = SlicedDataset(dataset, raw.sizes, window - 1)  # one less for <s>
         elif self.args.sample_break_mode == "eos":
