@@ -6,10 +6,11 @@ when every fine-tuning job became a grid job, the demo's ``finetune`` rule ``fin
 when the paper config's pretraining became bf16, its commands' ``--autocast fp16 --loss-scaling``
 ``--autocast bf16``; and when a pretraining job came to track every key of its sections, the
 schema's defaults included, its commands unchanged): ``planned_params.json``, each rule's jobs
-and a digest of their outputs and params as Snakemake tracks them; ``pretrain_commands.json``, every pretraining job's params and the
-fairseq-train command lines its job starts (``python -m support.pretrain_commands``). A change
-to how jobs are typed and commands built must leave both as they were: a finished job stays
-finished, and a resumed model gets the command it was started with. (A change meant to alter
+and a digest of their outputs and params as Snakemake tracks them; ``pretrain_commands.json``,
+every pretraining job's params and the fairseq-train command lines its job starts
+(``python -m support.pretrain_commands``). A change to how jobs are typed and commands built
+must leave both as they were: a finished job stays finished, and a resumed model gets the
+command it was started with. (A change meant to alter
 what jobs compute records them anew.)
 """
 
