@@ -98,7 +98,7 @@ def environment() -> dict:
 def job_record(run, out: Path, workers: int, threads: int, stopped_at: float | None, started: float) -> dict:
     """What one watched job did (support.pretrain_job.Watched): its end, its processes, its log."""
     from support.pretrain_job import logged_command
-    from xling.pretrain.run import checkpoint_updates
+    from xling.pretrain.checkpoints import checkpoint_updates
 
     watch = run.watch
     lines = [line for _, line in watch.lines]

@@ -59,7 +59,7 @@ def toy_data(tmp_path_factory):
 
 def valid_ppls(log: Path) -> list[float]:
     """The source language's perplexity at each validation of fairseq's log, in order."""
-    from xling.pretrain.run import parse_log
+    from xling.pretrain.fairseq_log import parse_log
 
     return [float(rec["valid_en_ppl"]) for tag, rec in parse_log(log)["records"] if tag == "valid_en"]
 

@@ -185,7 +185,7 @@ def test_c10d_ddp_averages_gradients_of_per_language_parameters(tmp_path):
     each rank; DDP must still give every rank the average of the two ranks' gradients."""
     import torch.multiprocessing as mp
 
-    from xling.pretrain.run import free_port
+    from xling.pretrain.processes import free_port
 
     mp.spawn(_ddp_rank, args=(free_port(), str(tmp_path)), nprocs=2, join=True)
     grads = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]

@@ -19,7 +19,7 @@ import torch
 from support.pretrain_job import alive, descendants, job_spec, logged_command, run_watched, start, wait_gone
 from support.toy_data import write_toy_data
 from xling.pretrain import lifecycle
-from xling.pretrain.run import checkpoint_updates
+from xling.pretrain.checkpoints import checkpoint_updates
 from xling.pretrain.schedule import schedule
 
 # the issue's bound for a killed job on a GPU node
@@ -183,17 +183,17 @@ def test_fairseq_train_runs_from_its_package_where_no_script_is_found(tmp_path, 
     """Installed with ``pip --target`` (a GPU node's carried wheels on PYTHONPATH), fairseq has no
     fairseq-train beside the interpreter nor on PATH: the launcher runs its entry point with the
     interpreter instead. Where the script is found, the command is as it always was."""
-    from xling.pretrain import run
+    from xling.pretrain import processes
 
     python = sys.executable
     beside = tmp_path / "venv" / "bin"
     beside.mkdir(parents=True)
-    monkeypatch.setattr(run.sys, "executable", str(beside / "python"))
+    monkeypatch.setattr(processes.sys, "executable", str(beside / "python"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert run.resolve_executable(["fairseq-train", "data", "--cpu"]) == [
+    assert processes.resolve_executable(["fairseq-train", "data", "--cpu"]) == [
         str(beside / "python"), "-m", "fairseq_cli.train", "data", "--cpu"]
     (beside / "fairseq-train").write_text("#!/bin/sh\n")
-    assert run.resolve_executable(["fairseq-train", "data"]) == [str(beside / "fairseq-train"), "data"]
+    assert processes.resolve_executable(["fairseq-train", "data"]) == [str(beside / "fairseq-train"), "data"]
     got = subprocess.run([python, "-m", "fairseq_cli.train", "--help"], capture_output=True, text=True, timeout=120)
     assert got.returncode == 0 and "--user-dir" in got.stdout, got.stderr[-2000:]
 

@@ -6,14 +6,8 @@ import json
 import pytest
 import torch
 
-from xling.pretrain.run import (
-    START_MARK,
-    checkpoint_updates,
-    parse_log,
-    readable_updates,
-    repair_last_checkpoint,
-    summarise,
-)
+from xling.pretrain.checkpoints import checkpoint_updates, readable_updates, repair_last_checkpoint
+from xling.pretrain.fairseq_log import START_MARK, parse_log, summarise
 
 
 def line(stamp, tag, rec):
@@ -112,7 +106,7 @@ def test_updates_are_read_without_torch_from_a_checkpoint_like_fairseqs(tmp_path
     path = tmp_path / "checkpoint_last.pt"
     torch.save(state, path)
     assert checkpoint_updates(path) == 37
-    probe = ("import sys; from pathlib import Path; from xling.pretrain.run import checkpoint_updates; "
+    probe = ("import sys; from pathlib import Path; from xling.pretrain.checkpoints import checkpoint_updates; "
              f"n = checkpoint_updates(Path({str(path)!r})); print(n, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["37", "False"]
@@ -148,8 +142,8 @@ def test_layout_of_checkpoints_of_older_and_current_code(tmp_path, monkeypatch):
     import sys
 
     from support.inprocess import build_trainer
+    from xling.pretrain.checkpoints import checkpoint_layout, resume_layout
     from xling.pretrain.command import ResumeLayout
-    from xling.pretrain.run import checkpoint_layout, resume_layout
 
     monkeypatch.setattr(torch.cuda, "current_device", lambda: None)  # FP16Optimizer on a CPU
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # as fairseq_env gives fairseq-train
@@ -159,7 +153,7 @@ def test_layout_of_checkpoints_of_older_and_current_code(tmp_path, monkeypatch):
     legacy = ResumeLayout(vocab_multiple=1, fairseq_fp16=True)
     _trained_checkpoint(tmp_path, old, resume=legacy)
     assert checkpoint_layout(old) == legacy
-    probe = ("import sys; from pathlib import Path; from xling.pretrain.run import checkpoint_layout; "
+    probe = ("import sys; from pathlib import Path; from xling.pretrain.checkpoints import checkpoint_layout; "
              f"print(checkpoint_layout(Path({str(old)!r})), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split()[-1] == "False" and "fairseq_fp16=True" in out and "vocab_multiple=1" in out
@@ -181,7 +175,7 @@ def test_checkpoints_of_other_params_are_not_resumed(tmp_path):
     """fairseq's checkpoints outlive Snakemake's deletion of a job's outputs so that a killed job
     resumes; a job rerun because its params changed starts afresh, its predecessor's checkpoints
     and log moved aside, instead of publishing the other model."""
-    from xling.pretrain.run import JOB_RECORD, claim_save_dir
+    from xling.pretrain.save_dir import JOB_RECORD, claim_save_dir
 
     save, log = tmp_path / "fairseq", tmp_path / "train.log"
     assert claim_save_dir(save, log, "A\n", 10) is None  # a new job: its record is kept
@@ -216,7 +210,7 @@ def test_fairseq_imports_the_same_xling_as_the_job(tmp_path, monkeypatch):
     import sys
 
     import xling
-    from xling.pretrain.run import fairseq_env
+    from xling.pretrain.processes import fairseq_env
 
     other = tmp_path / "other"
     (other / "xling").mkdir(parents=True)

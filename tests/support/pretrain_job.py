@@ -188,7 +188,7 @@ def run_watched(spec: Path, out_dir: Path, stop=None) -> Watched:
 def logged_command(log: str) -> list[str]:
     """The fairseq-train argv of a job's last start, as the launcher writes it into train.log
     (a ``#`` line after its start mark)."""
-    from xling.pretrain.run import START_MARK
+    from xling.pretrain.fairseq_log import START_MARK
 
     starts = log.split(START_MARK)
     if len(starts) < 2:

@@ -26,7 +26,7 @@ COMPILE = {"auto": "auto", True: "on", False: "off"}  # pretrain.compile -> --co
 class ResumeLayout:
     """What a run being resumed was started with, where a new run's command differs: its
     checkpoint only loads into a model and optimizer of the same shape (see
-    :func:`xling.pretrain.run.checkpoint_layout`)."""
+    :func:`xling.pretrain.checkpoints.checkpoint_layout`)."""
 
     vocab_multiple: int = 1  # embedding rows of checkpoints written before --vocab-multiple
     fairseq_fp16: bool = False  # trained with fairseq's --fp16 (its FP16Optimizer's state)

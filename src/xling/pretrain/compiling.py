@@ -70,7 +70,7 @@ def compile_unavailable(device_type: str) -> str | None:
 def compile_threads(environ=os.environ) -> int | None:
     """Workers of inductor's compile pool for this process: ``TORCHINDUCTOR_COMPILE_THREADS``
     where set (inductor reads it itself: None), else the cores the launcher gave the process
-    (``OMP_NUM_THREADS``, :func:`xling.pretrain.run.fairseq_env`), else inductor's own choice
+    (``OMP_NUM_THREADS``, :func:`xling.pretrain.processes.fairseq_env`), else inductor's own choice
     (one per core of the machine, at most 32: None). Four jobs sharing a 16-core GPU workstation
     would otherwise start 4 x 17 compile processes."""
     if environ.get("TORCHINDUCTOR_COMPILE_THREADS"):

@@ -6,7 +6,7 @@ group, ``scancel`` and SLURM's preemption send SIGTERM to every process of the j
 optional ``--signal=USR1@T`` warning), ``kill <pid>`` reaches one process, and an OOM kill or
 SLURM's final SIGKILL ends the launcher without a word. So:
 
-* the launcher (:func:`xling.pretrain.run.run_processes`) starts each rank in its own process group,
+* the launcher (:func:`xling.pretrain.processes.run_processes`) starts each rank in its own process group,
   forwards a stop signal to the ranks, and after ``GRACE_S`` kills what is left of each group (the
   group, not the rank's pid: workers orphaned by a dead rank are still in it);
 * each rank (the plugin, imported by fairseq-train through ``--user-dir``) kills its own workers and
@@ -23,7 +23,7 @@ finished: the launcher would report a finished job as failed.
 
 A rank stopped in the middle of a checkpoint loses nothing: fairseq writes each checkpoint to a
 temporary file and renames it, and the launcher repairs a ``checkpoint_last.pt`` cut short while
-fairseq copied it (:func:`xling.pretrain.run.repair_last_checkpoint`).
+fairseq copied it (:func:`xling.pretrain.checkpoints.repair_last_checkpoint`).
 
 Only the standard library and psutil: the launcher imports this without torch."""
 
