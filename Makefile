@@ -38,6 +38,17 @@ demo-full: venv
 demo-liu: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) liu2020
 
+# Section 5 on transformers checkpoints, on the testbed: the testbed's text, tiny untrained BERT,
+# CamemBERT, m-BERT and XLM-R checkpoints with tokenizers trained on it (kept once made), then the
+# target section5_external (no pretraining, no fine-tuning): results/demo/report/external/
+EXTERNAL_TEXT := $(foreach l,en fr,results/demo/corpus/$(l)/wiki.train.txt)
+demo-external: venv
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) $(EXTERNAL_TEXT)
+	$(PY) scripts/make_tiny_checkpoints.py results/demo/external_models $(foreach l,en fr,\
+		--text $(l)=results/demo/corpus/$(l)/wiki.train.txt)
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_external.yaml --cores $(CORES) \
+		section5_external
+
 # The demo's results as one archive (results/demo/bundle.tar.gz + its config): what every table and
 # figure is made from; runs what is missing of `make demo` and `make demo-liu` first
 bundle: venv

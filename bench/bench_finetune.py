@@ -54,19 +54,19 @@ import numpy as np
 import torch
 
 from xling.config import grid_cells, load_yaml
-from xling.finetune.encoder import freeze_language_specific
 from xling.finetune.grid import GridModel, GridSettings, bucket, cell_optimizers, train_step
 from xling.finetune.job import FinetuneJob
 from xling.finetune.loop import make_optimizer
 from xling.finetune.tasks import TASKS, Item
+from xling.model.checkpoint import LoadedEncoder
+from xling.model.encoder import freeze_language_specific
 from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, paper_model_args
-from xling.pretrain.loader import LoadedEncoder
 
 REPO = Path(__file__).resolve().parents[1]
 NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 N_DEPRELS = 37  # UD English-EWT v2.3's relation labels with subtypes, about
-STARTUP = "import torch, xling.finetune.grid, xling.pretrain.loader"
+STARTUP = "import torch, xling.finetune.grid, xling.model.checkpoint"
 # the engines' losses on one batch, same weights, dropout off: fp32 differs only in the order of
 # its sums (batched cell products against the modules'); bf16 rounds each product's inputs
 LOSS_RTOL = {False: 1e-4, True: 2e-2}

@@ -22,7 +22,7 @@ from support.tiny_checkpoint import write_tiny_checkpoint
 
 JOB = """
 import torch
-from xling.pretrain.loader import load_encoder
+from xling.model.checkpoint import load_encoder
 enc = load_encoder({ckpt!r}, {dict_path!r})
 with torch.no_grad():
     enc.encode(torch.tensor([[0, 5, 6, 2]]), "en")

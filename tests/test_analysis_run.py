@@ -16,9 +16,10 @@ import torch
 from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
 from xling.errors import InputError
 
-loader = pytest.importorskip("xling.pretrain.loader")
+loader = pytest.importorskip("xling.model.checkpoint")
 from xling.analysis.represent import mean_pooled_layers  # noqa: E402
-from xling.analysis.run import ModelSpec, fifteen_way, read_lines, run_cka, run_retrieval  # noqa: E402
+from xling.analysis.run import fifteen_way, read_lines, run_cka, run_retrieval  # noqa: E402
+from xling.model import ModelSpec, PretrainedModel  # noqa: E402
 from xling.preprocess.tokenize import TokenizeSettings  # noqa: E402
 
 LANGS = ("en", "fr")
@@ -63,7 +64,7 @@ def test_mean_pooling_leaves_out_special_tokens_and_padding(model):
     """Batched pooling equals the mean of each sentence's own subword states (positions 1..n-2 of
     <s> ... </s>), whatever the batch it was padded in."""
     from xling.bpe import SubwordTokenizer
-    from xling.finetune.text import WordEncoder
+    from xling.model.text import WordEncoder
 
     ckpt, bpe, dictionary = model
     enc = loader.load_encoder(ckpt, dictionary)
@@ -97,8 +98,8 @@ def test_section5_encoders_read_each_language_with_its_language_embedding(tmp_pa
     sents = sentences(random.Random(3), "fr", 5)
     encoders = Encoders(settings(), max_seq_len=32, batch_size=4)
     enc = loader.load_encoder(ckpt, dictionary)
-    fr = encoders(ModelSpec(ckpt, dictionary, bpe, "fr"), sents)
-    as_en = encoders(ModelSpec(ckpt, dictionary, bpe, "en", text_lang="fr"), sents)
+    fr = encoders(ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe), "fr"), sents)
+    as_en = encoders(ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe), "en", text_lang="fr"), sents)
     from xling.bpe import SubwordTokenizer
 
     w2s = SubwordTokenizer(bpe, "fr").words_to_subwords
@@ -127,8 +128,8 @@ def test_retrieval_against_itself_is_perfect_and_against_other_text_is_not(model
     """A model aligned with itself on identical text retrieves every test sentence (the map is the
     identity); with unrelated 'translations' retrieval stays near chance."""
     ckpt, bpe, dictionary = model
-    en = ModelSpec(ckpt, dictionary, bpe, "en")
-    fr = ModelSpec(ckpt, dictionary, bpe, "fr")
+    en = ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe), "en")
+    fr = ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe), "fr")
     same = tmp_path / "same.json"
     way = corpora / "extracted"
     # the 'foreign' side reads the English column as if it were French: same text, same model
@@ -143,10 +144,10 @@ def test_retrieval_against_itself_is_perfect_and_against_other_text_is_not(model
 
 def test_cka_kinds(model, corpora, tmp_path):
     ckpt, bpe, dictionary = model
-    en = ModelSpec(ckpt, dictionary, bpe, "en")
+    en = ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe), "en")
     rows = fifteen_way(corpora / "extracted", ["en"], 40)["en"]
     models = {"monolingual": (en, en), "bilingual": None,
-              "random": (en, ModelSpec(ckpt, dictionary, bpe, "en", random_init_seed=1))}
+              "random": (en, ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe, 1), "en"))}
     res = run_cka("en-en_prime", (rows, rows), models, settings(), tmp_path / "cka.json")
     assert res["cka"]["bilingual"] is None and res["n"] == 40 and res["layers"] == [0, 1, 2]
     assert res["cka"]["monolingual"] == pytest.approx([1.0] * 3)  # same model, same text
@@ -201,10 +202,10 @@ def test_cka_length_controlled_and_drift_beside_the_papers_measure(model, corpor
     text: 1, as the paper's) and each trained model's distance from its start (None: a checkpoint
     that records no seed, and the random encoder)."""
     ckpt, bpe, dictionary = model
-    en = ModelSpec(ckpt, dictionary, bpe, "en")
+    en = ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe), "en")
     rows = fifteen_way(corpora / "extracted", ["en"], 40)["en"]
     models = {"monolingual": (en, en), "bilingual": None,
-              "random": (en, ModelSpec(ckpt, dictionary, bpe, "en", random_init_seed=1))}
+              "random": (en, ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe, 1), "en"))}
     res = run_cka("en-en_prime", (rows, rows), models, settings(), tmp_path / "cka.json", bootstrap=5)
     controlled = res["length_controlled"]
     assert controlled["cka"]["monolingual"] == pytest.approx([1.0] * 3) and controlled["cka"]["bilingual"] is None

@@ -111,3 +111,25 @@ def test_paths_outside_the_working_directory_are_refused(run):
     tmp, files = run
     with pytest.raises(InputError, match="relative paths inside the working directory"):
         write_bundle([*files, "../escape.json"], "bundle.tar.gz", CFG, tmp)
+
+
+def test_a_bundle_made_before_a_default_existed_is_read_with_it_and_a_changed_default_is_not(run, monkeypatch):
+    """A checkout whose schema added a key with a default since the bundle was made fills the
+    bundle's config with it too: the same config; a key whose default value changed differs."""
+    from xling import config as xcfg
+
+    tmp, files = run
+    write_bundle(files, "bundle.tar.gz", CFG, tmp)
+    original = xcfg.fill_defaults
+
+    def with_new_default(cfg, *args, **kwargs):
+        out = original(cfg, *args, **kwargs)
+        if not args and not kwargs:  # the whole config (fill_defaults recurses into its sections)
+            out.setdefault("added_later", {"value": 1})
+        return out
+
+    monkeypatch.setattr(xcfg, "fill_defaults", with_new_default)
+    now = with_new_default(dict(CFG))
+    assert check_bundle(tmp / "bundle.tar.gz", now).files == sorted(files)
+    with pytest.raises(InputError, match="keys added_later differ"):
+        check_bundle(tmp / "bundle.tar.gz", {**now, "added_later": {"value": 2}})

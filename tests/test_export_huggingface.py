@@ -23,7 +23,7 @@ pytest.importorskip("transformers")
 from transformers import AutoModelForMaskedLM, AutoTokenizer  # noqa: E402
 
 from xling.export import Pretokenizer, export_model, language_inputs  # noqa: E402
-from xling.pretrain.loader import load_encoder  # noqa: E402
+from xling.model.checkpoint import load_encoder  # noqa: E402
 
 LANGS = ("en", "fr")
 WORDS = {lang: [f"{lang}{w}" for w in ("cat", "dog", "sees", "eats", "the", "big", "red", "runs", "fish", "bird")]

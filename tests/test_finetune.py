@@ -27,9 +27,9 @@ from support.toy_tasks import (  # noqa: F401,E501
 from xling.config import grid_cells, hp_id, load_yaml
 from xling.errors import InputError
 from xling.finetune.data import read_bio, read_nli
-from xling.finetune.encoder import Encoder, freeze_language_specific
 from xling.finetune.schedule import warmup_linear
-from xling.finetune.text import WordEncoder
+from xling.model.encoder import Encoder, freeze_language_specific
+from xling.model.text import WordEncoder
 
 
 class TinyEncoder(nn.Module):

@@ -24,9 +24,9 @@ from xling.finetune.cells import CellOptimizers, CellParameters
 from xling.finetune.grid import bucket, check_grid, default_buckets
 from xling.finetune.job import cells_by_batch_size
 from xling.finetune.tasks import TASKS, Item
+from xling.model.checkpoint import LoadedEncoder
 from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, paper_model_args
-from xling.pretrain.loader import LoadedEncoder
 from xling.report.collect import read_result
 
 # the cells' weights are rows of one buffer (xling.finetune.cells); autograd's note on it is expected
@@ -428,9 +428,9 @@ def test_finetune_grid_workflow_script(task_dir, job_inputs, tmp_path):
 def test_grid_steps_do_not_wait_for_the_gpu(task_dir, compiled):
     """After a warm-up, training steps (batch to the device, forward, backward, each cell's Adam)
     queue their work without one host sync: torch raises at any."""
-    from xling.finetune.encoder import freeze_language_specific
     from xling.finetune.examples import load_task_data
     from xling.finetune.grid import GridModel, cell_optimizers, train_step
+    from xling.model.encoder import freeze_language_specific
 
     jobs = [job("parsing", hp, 1, seed=1) for hp in HP["parsing"]]
     enc = tiny_encoder(dropout=0.1)

@@ -20,7 +20,7 @@ from xling.finetune import FinetuneJob, TaskFiles
 mlm_model = pytest.importorskip("xling.pretrain.fairseq_plugin.mlm_model")
 from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
 
-loader = pytest.importorskip("xling.pretrain.loader")
+loader = pytest.importorskip("xling.model.checkpoint")
 
 
 def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int, **options):

@@ -227,7 +227,7 @@ def test_backtranslation_on_cuda_gives_the_cpus_sentences(files, tmp_path, exact
 def test_sentence_features_on_cuda_equal_the_cpus(tmp_path_factory, exact_fp32):
     from xling.analysis.represent import mean_pooled_layers
     from xling.bpe import SubwordTokenizer
-    from xling.pretrain import loader
+    from xling.model import checkpoint as loader
 
     rng = random.Random(0)
     texts = {lang: analysis_tests.sentences(rng, lang, 200) for lang in analysis_tests.LANGS}

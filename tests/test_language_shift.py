@@ -20,8 +20,8 @@ from xling.analysis.language_shift import (
     token_mask,
 )
 from xling.analysis.language_shift import translate_tokens as translate
+from xling.model.checkpoint import LoadedEncoder
 from xling.pretrain.encoder import MLMEncoder, paper_model_args
-from xling.pretrain.loader import LoadedEncoder
 
 VOCAB, DIM, LAYERS = 50, 16, 4
 LANG_A, LANG_B = range(4, 27), range(27, 50)  # the token ids of two planted "languages"

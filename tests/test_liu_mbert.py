@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from xling.analysis.language_shift import language_means, mean_difference, translate_tokens
-from xling.liu.mbert import BERT_FILES, load_mbert, run_mbert_translation
+from xling.liu.mbert import BERT_FILES, run_mbert_translation
 from xling.metrics.translation import bleu1
+from xling.model.huggingface import load_masked_lm
 
 EN = ["the cat sees the dog .", "a dog runs .", "the small cat sleeps .", "we see a cat ."]
 FR = ["le chat voit le chien .", "un chien court .", "le petit chat dort .", "nous voyons un chat ."]
@@ -45,7 +46,7 @@ def texts(tmp_path):
 def test_the_tokenizer_seen_as_a_dictionary(tiny_bert, tmp_path):
     from xling.analysis.backtranslate import model_dir
 
-    _, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    _, d = load_masked_lm(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
     assert (d[d.bos()], d[d.eos()], d[d.pad()]) == ("[CLS]", "[SEP]", "[PAD]")
     assert d[d.index("chat")] == "chat" and d.index("zebra") == d.index("[UNK]")
     assert d.pieces("le chat") == ["le", "chat"] and len(d) == len(d.tokenizer)
@@ -96,7 +97,7 @@ def test_scores_are_the_shift_applied_by_hand(tiny_bert, tmp_path):
 
     res = run_mbert_translation(tiny_bert, texts(tmp_path), {"en": EN, "fr": FR}, [("en", "fr")], [2], [2.0], 8,
                                 tmp_path / "r.json", {"model": "mbert", "size": None})
-    model, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    model, d = load_masked_lm(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
     tok = d.tokenizer
 
     def batch(lines):
@@ -133,7 +134,7 @@ def test_word_retrieval_on_bert(tiny_bert, tmp_path):
                             100, tmp_path / "r.json", {"model": "mbert", "size": None}, batch_size=2)
     assert res["kind"] == "mbert" and res["size"] is None and res["layers"] == 1 + 3
 
-    model, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    model, d = load_masked_lm(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
     assert d.pieces("cats") == ["cat", "##s"] and d.pieces("chiens") == ["chien", "##s"]
 
     def by_hand(lines):
@@ -171,11 +172,11 @@ def write_xnli(root):
 
 def test_bert_encoder_reads_pairs_as_bert_does(tiny_bert, tmp_path):
     from xling.analysis.backtranslate import model_dir
-    from xling.liu.mbert import BertEncoder
     from xling.liu.xnli_job import freeze_below
+    from xling.model.huggingface import TransformersEncoder
 
-    bert, d = load_mbert(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
-    enc = BertEncoder(bert, d, ["en", "fr"])
+    bert, d = load_masked_lm(model_dir(tiny_bert, tmp_path / "m", BERT_FILES, "BERT"))
+    enc = TransformersEncoder(bert, d, ["en", "fr"])
     ids = [d.bos(), d.index("le"), d.eos(), d.index("chat"), d.index("dort"), d.eos(), d.pad()]
     tokens = torch.tensor([ids])
     states = enc.encode(tokens, "fr")

@@ -32,7 +32,7 @@ def model(tmp_path_factory):
 
 
 def test_sweep_rows_and_alpha_zero_is_the_unshifted_model(model):
-    from xling.pretrain.loader import load_encoder
+    from xling.model.checkpoint import load_encoder
 
     root, ckpt, dict_txt, texts, vocabs, parallel = model
     res = run_liu_translation(ckpt, dict_txt, texts, parallel, [("en", "fr"), ("fr", "en")], [1, 2],
@@ -60,7 +60,7 @@ def test_sweep_rows_and_alpha_zero_is_the_unshifted_model(model):
 
 
 def unshifted_hypotheses(ckpt, dict_txt, rows):
-    from xling.pretrain.loader import load_encoder
+    from xling.model.checkpoint import load_encoder
 
     enc = load_encoder(ckpt, dict_txt)
     enc.train(False)

@@ -38,7 +38,7 @@ def test_choose_alpha_prefers_the_smallest_of_equals():
 
 
 def test_only_the_layers_above_the_fixed_ones_train(model):
-    from xling.pretrain.loader import load_encoder
+    from xling.model.checkpoint import load_encoder
 
     root, ckpt, bpe, dict_txt, texts, files = model
     enc = load_encoder(ckpt, dict_txt)

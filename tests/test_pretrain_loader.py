@@ -14,8 +14,8 @@ from fairseq.data import Dictionary
 
 from support.tiny_checkpoint import write_tiny_checkpoint
 from xling.errors import InputError
+from xling.model.checkpoint import load_encoder
 from xling.pretrain.dictionary import TokenDictionary
-from xling.pretrain.loader import load_encoder
 
 SENTENCES = {"en": ["the cat sat on the mat", "a dog ran"] * 5, "fr": ["le chat dort", "un chien court"] * 5}
 
@@ -66,7 +66,7 @@ def test_loading_and_encoding_import_no_fairseq(tmp_path):
     ckpt, _, dict_path = write_tiny_checkpoint(tmp_path, SENTENCES)
     code = (
         "import sys, torch\n"
-        "from xling.pretrain.loader import load_encoder\n"
+        "from xling.model.checkpoint import load_encoder\n"
         f"enc = load_encoder({str(ckpt)!r}, {str(dict_path)!r})\n"
         "states = enc.encode(torch.tensor([[0, 5, 6, 2]]), 'fr')\n"
         "assert len(states) == 1 + enc.num_layers\n"

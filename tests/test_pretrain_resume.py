@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
+from xling.model.checkpoint import load_encoder
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.job import PretrainJob
-from xling.pretrain.loader import load_encoder
 from xling.pretrain.processes import fairseq_env, resolve_executable
 from xling.pretrain.run import run_pretraining
 from xling.pretrain.schedule import schedule

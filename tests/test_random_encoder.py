@@ -14,9 +14,9 @@ from support.inprocess import parse_command
 from support.toy_data import TINY_MODEL, TINY_PRETRAIN, write_toy_data
 from xling import config as xcfg
 from xling.errors import ConfigError
+from xling.model.checkpoint import distance_from_initial_weights, load_encoder, training_seed
 from xling.pretrain.command import fairseq_train_command
 from xling.pretrain.job import PretrainJob
-from xling.pretrain.loader import distance_from_initial_weights, load_encoder, training_seed
 
 CONFIGS = {
     "paper": ["config.yaml"],

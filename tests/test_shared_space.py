@@ -11,7 +11,7 @@ import pytest
 
 from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
 
-pytest.importorskip("xling.pretrain.loader")
+pytest.importorskip("xling.model.checkpoint")
 import shutil  # noqa: E402
 
 from xling.analysis.shared_space import interval_checkpoints, main, run_curve, shared_space_retrieval  # noqa: E402

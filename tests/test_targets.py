@@ -49,7 +49,7 @@ def test_every_named_target_is_listed_with_the_jobs_its_dry_run_plans(tmp_path):
     targets, config = list_targets([REPO / "config" / "demo.yaml"], REPO / "Snakefile", tmp_path)
     by_name = {t.name: t for t in targets}
     assert config["run_name"] == "demo"
-    named = {"all", "liu2020", "report", "bundle", "table1_pair_en_fr",
+    named = {"all", "liu2020", "report", "bundle", "table1_pair_en_fr", "section5_external",
              *(f"table1_row_{s}" for s in config["settings"]), *(f"wu2020_figure{n}" for n in "45678")}
     assert named <= set(by_name) and {by_name[n].section for n in named} == {"papers", "ablations"}
     assert "table1_pair_en_ru" not in by_name  # the demo trains en-fr only
@@ -60,6 +60,7 @@ def test_every_named_target_is_listed_with_the_jobs_its_dry_run_plans(tmp_path):
         total = int(re.search(r"^total\s+(\d+)$", proc.stdout, re.M).group(1))
         assert by_name[name].jobs == by_name[name].planned == total
     assert by_name["all"].jobs > by_name["table1_row_sep_emb"].jobs > 0
+    assert by_name["section5_external"].jobs == 1  # the demo names no external checkpoint: the target alone
     text = format_targets(targets)
     lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  ")}
     assert set(lines) == named  # one line each; the single steps only with steps=True

@@ -103,7 +103,7 @@ def test_linked_word_states_are_the_mean_of_each_words_pieces():
     from test_finetune_real_encoder import tiny_loaded_encoder
 
     from xling.analysis.transfer import linked_word_states
-    from xling.finetune.text import WordEncoder
+    from xling.model.text import WordEncoder
 
     torch.manual_seed(0)
     enc = tiny_loaded_encoder(False, 0)

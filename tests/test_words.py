@@ -124,10 +124,10 @@ def test_contextual_keeps_the_most_frequent_words_and_skips_cut_occurrences():
 
 
 def test_contextual_average_on_a_real_checkpoint_equals_one_sentence_at_a_time(tmp_path):
-    from xling.analysis.run import first_lines
     from xling.analysis.words import embedding_word_vectors
     from xling.bpe import SubwordTokenizer
-    from xling.pretrain.loader import load_encoder
+    from xling.io import first_lines
+    from xling.model.checkpoint import load_encoder
 
     rng = random.Random(0)
     vocab = ["cat", "dog", "catalogue", "doghouse", "sees", "eats", "the", "big"]

@@ -186,7 +186,7 @@ def _export_matches_the_model(run: Path) -> None:
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     from xling.export import Pretokenizer, language_inputs
-    from xling.pretrain.loader import load_encoder
+    from xling.model.checkpoint import load_encoder
 
     export = run / "hf/default/en-fr"
     ours = load_encoder(run / "pretrain/default/en-fr/seed1/checkpoint_best.pt", run / "bin/default/en-fr/dict.txt")

@@ -1,8 +1,10 @@
-"""Atomic file output: write to a temp file beside the target, then rename."""
+"""Atomic file output (write to a temp file beside the target, then rename), a job's JSON result,
+and the first lines of a large text: what every stage writes and reads the same way."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -74,3 +76,27 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def write_result(out_json: str | Path, result: dict) -> dict:
+    """A job's JSON result, written atomically; returned for the caller's summary."""
+    with atomic_write(out_json) as fh:
+        json.dump(result, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    return result
+
+
+def first_lines(path: str | Path, n: int) -> list[str]:
+    """Up to ``n`` non-empty lines of a text, read lazily: a Wikipedia-size file is not read whole."""
+    from xling.errors import InputError
+
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                out.append(line.rstrip("\n"))
+                if len(out) >= n:
+                    break
+    if not out:
+        raise InputError(path, None, "sentences, one per line", "an empty file")
+    return out

@@ -56,6 +56,9 @@ def describe(name: str, config: Mapping, files: Iterable[str] = ()) -> tuple[str
                           f"the compute ledger, the transformers exports ({run}/report/, {run}/hf/)")
     if name == "liu2020":
         return "papers", f"Liu et al. 2020: its tables and figures ({run}/report/liu2020/)"
+    if name == "section5_external":
+        return "papers", (f"Section 5's Figures 6 and 7 on the transformers checkpoints of analysis.external_models, "
+                          f"no pretraining ({run}/report/external/)")
     if name == "report":
         return "papers", ("every table and figure of both, from their results, or from a bundle "
                           "(--config bundle=<archive>) without any upstream job")
@@ -161,7 +164,7 @@ def _order(t: Target):
 def format_targets(targets: list[Target], steps: bool = False) -> str:
     width = max(len(t.name) for t in targets if steps or t.section != "steps")
     lines = []
-    papers = ["all", "liu2020", "report", "bundle"]
+    papers = ["all", "liu2020", "report", "bundle", "section5_external"]
     for key, title in SECTIONS:
         chosen = [t for t in targets if t.section == key]
         if key == "steps" and not steps:

@@ -36,7 +36,7 @@ def encode_batch(out: Path, info: dict, lang: str, sentences) -> dict:
 def ours(model_files, lang: str, batch: dict, device, dtype=torch.float32):
     """Our encoder's hidden states and logits of ``batch``'s real tokens (CPU tensors), and the
     encoder (on ``device`` in ``dtype``)."""
-    from xling.pretrain.loader import load_encoder
+    from xling.model.checkpoint import load_encoder
 
     ckpt, _, dict_txt = model_files
     enc = load_encoder(ckpt, dict_txt).to(device=device, dtype=dtype).eval()

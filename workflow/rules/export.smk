@@ -1,6 +1,6 @@
 # Pretrained models as transformers checkpoints (BertForMaskedLM + tokenizer, xling.export): every
 # model whose parts its languages all share. The Sep rows have no transformers architecture and
-# stay fairseq checkpoints (xling.pretrain.loader). Output: R/hf/<setting>/<pair>/, R/hf/mono/<model>/.
+# stay fairseq checkpoints (xling.model.checkpoint). Output: R/hf/<setting>/<pair>/, R/hf/mono/<model>/.
 
 
 def shares_everything(setting_name):

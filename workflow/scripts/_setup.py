@@ -79,11 +79,13 @@ def tokenize_settings(sm) -> dict:
     return {lang: TokenizeSettings(**fields, stanford_home=home) for lang, fields in sm.params.tokenize.items()}
 
 
-def model_spec(sm, model: str, lang: str, **kw):
-    """xling.analysis.run.ModelSpec of the model whose files are the rule's inputs
-    ``<model>_checkpoint``, ``<model>_dictionary`` and ``<model>_bpe``."""
-    from xling.analysis.run import ModelSpec
+def model_spec(sm, model: str, lang: str, text_lang: str | None = None, random_init_seed: int | None = None):
+    """xling.model.ModelSpec of the model whose files are the rule's inputs ``<model>_checkpoint``,
+    ``<model>_dictionary`` and ``<model>_bpe``, read as ``lang`` (``random_init_seed``: the same
+    architecture, untrained)."""
+    from xling.model import ModelSpec, PretrainedModel
 
     i = sm.input
-    return ModelSpec(Path(i[f"{model}_checkpoint"]), Path(i[f"{model}_dictionary"]), Path(i[f"{model}_bpe"]), lang,
-                     **kw)
+    model_files = PretrainedModel.xling(i[f"{model}_checkpoint"], i[f"{model}_dictionary"], i[f"{model}_bpe"],
+                                        random_init_seed)
+    return ModelSpec(model_files, lang, text_lang)

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from _setup import log_line, model_spec, run_logged, tokenize_settings, torch_device
 
-from xling.analysis.run import ModelSpec, fifteen_way, read_lines, run_cka
+from xling.analysis.run import fifteen_way, read_lines, run_cka
 from xling.config import data_language, is_prime
+from xling.model import ModelSpec, PretrainedModel
 
 
 def main(sm) -> dict:
@@ -33,9 +34,9 @@ def main(sm) -> dict:
         src_rows, tgt_rows = rows[src], rows[target]
     bilingual = None
     if "bi_checkpoint" in i.keys():
-        bi = (Path(i.bi_checkpoint), Path(i.bi_dictionary), Path(i.bi_bpe))
+        bi = PretrainedModel.xling(i.bi_checkpoint, i.bi_dictionary, i.bi_bpe)
         # the bilingual en-en' model reads en' under its second language id, with English BPE
-        bilingual = (ModelSpec(*bi, src), ModelSpec(*bi, target, text_lang=text_lang))
+        bilingual = (ModelSpec(bi, src), ModelSpec(bi, target, text_lang=text_lang))
     models = {
         "monolingual": (model_spec(sm, src, src), model_spec(sm, target, text_lang)),
         "bilingual": bilingual,

@@ -16,9 +16,6 @@ from xling.analysis.transfer import run_maps
 
 
 def main(sm) -> dict:
-    from xling.bpe import SubwordTokenizer
-    from xling.pretrain.loader import load_encoder
-
     p = sm.params
     src, tgt = p.pair.split("-")
     specs = ({"source": model_spec(sm, src, src), "target": model_spec(sm, tgt, tgt)} if p.kind == "mono"
@@ -26,9 +23,9 @@ def main(sm) -> dict:
     device, loaded, sides = torch_device(sm), {}, {}
     for side, lang in (("source", src), ("target", tgt)):
         spec = specs[side]
-        if spec.checkpoint not in loaded:
-            loaded[spec.checkpoint] = load_encoder(spec.checkpoint, spec.dictionary).to(device)
-        sides[side] = (loaded[spec.checkpoint], lang, SubwordTokenizer(spec.bpe, lang).words_to_subwords)
+        if spec.model not in loaded:
+            loaded[spec.model] = spec.model.load(device)
+        sides[side] = (loaded[spec.model], lang, spec.model.subwords(lang))
     return run_maps(Path(sm.input.links), sides, int(p.norm_steps), Path(sm.output[0]), max_seq_len=int(p.max_seq_len),
                     batch_size=int(p.batch_size), device=device, log=log_line)
 

@@ -8,8 +8,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from xling.finetune.encoder import Encoder
-from xling.finetune.text import WordEncoder, WordsToSubwords
+from xling.model.encoder import Encoder
+from xling.model.text import WordEncoder, WordsToSubwords
 from xling.progress import progress
 
 
@@ -27,7 +27,7 @@ def mean_pooled_layers(
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """``[1 + num_layers, len(sentences), dim]`` float32: row i of layer l is the mean of sentence
     i's subword states at layer l (L0 = embedding output). ``tokenize_lines`` turns raw sentences
-    into words as the pretraining corpus was tokenised (xling.finetune.text); a sentence longer than
+    into words as the pretraining corpus was tokenised (xling.model.text); a sentence longer than
     ``max_seq_len`` is cut, one that yields no subword raises (its mean is undefined).
     ``return_lengths``: also the number of subwords each mean is over (length-controlled CKA)."""
     enc = WordEncoder(encoder.dictionary, words_to_subwords, max_seq_len)

@@ -5,8 +5,6 @@ each for one language pair, written as a JSON result (contract: xling.report.ana
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -16,56 +14,40 @@ from xling.analysis.align import iterative_normalize, procrustes, sentence_retri
 from xling.analysis.cka import bootstrap_cka, bootstrap_indices, centred_interval, length_residuals, linear_cka
 from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
-from xling.io import atomic_path, atomic_write
+from xling.io import atomic_path, atomic_write, first_lines, write_result
+from xling.model import ModelSpec, PretrainedModel
+from xling.model.encoder import Encoder, max_positions
 from xling.preprocess.tokenize import TokenizeSettings
 from xling.taskdata.parallel_text import read_sentences, read_tatoeba, read_xnli_15way
 
 Log = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """One pretrained model as the earlier stages laid it out, and the language it reads here."""
-
-    checkpoint: Path
-    dictionary: Path  # the dict.txt of pretraining
-    bpe: Path  # the bpe.json of its BPE directory
-    lang: str  # encoder language (its language-specific parts)
-    random_init_seed: int | None = None  # same architecture, untrained (Figure 7's random encoder)
-    text_lang: str | None = None  # language of the text and of its BPE, when not ``lang`` (en_prime reads en)
-
-    @property
-    def reads(self) -> str:
-        return self.text_lang or self.lang
-
-
 class Encoders:
-    """Encodes sentences under ``ModelSpec``s for one job, loading each checkpoint once (a job reads
-    several texts with one model, and a bilingual model with both its languages)."""
+    """Encodes sentences under ``ModelSpec``s for one job, loading each model once (a job reads
+    several texts with one model, and a bilingual model with both its languages). ``settings``:
+    the tokenisation of each language's text for the pipeline's models (a ``transformers``
+    model's tokenizer needs none)."""
 
     def __init__(self, settings: dict[str, TokenizeSettings], max_seq_len: int, batch_size: int,
                  device: str = "cpu"):
         self.settings, self.max_seq_len, self.batch_size, self.device = settings, max_seq_len, batch_size, device
-        self._loaded: dict[tuple, object] = {}
+        self._loaded: dict[PretrainedModel, Encoder] = {}
 
-    def _encoder(self, spec: ModelSpec):
-        from xling.pretrain.loader import load_encoder
-
-        key = (spec.checkpoint, spec.dictionary, spec.random_init_seed)
-        if key not in self._loaded:
-            self._loaded[key] = load_encoder(spec.checkpoint, spec.dictionary, spec.random_init_seed).to(self.device)
-        return self._loaded[key]
+    def _encoder(self, spec: ModelSpec) -> Encoder:
+        if spec.model not in self._loaded:
+            self._loaded[spec.model] = spec.model.load(self.device, [spec.lang])
+        return self._loaded[spec.model]
 
     def __call__(self, spec: ModelSpec, sentences: list[str], return_lengths: bool = False):
         """``[1 + layers, n, dim]`` mean-pooled representations of ``sentences`` under ``spec``
         (and with ``return_lengths``, the subword count of each sentence)."""
-        from xling.bpe import SubwordTokenizer
-        from xling.finetune.text import line_and_word_tokenizers
-
-        lines, _ = line_and_word_tokenizers(self.settings[spec.reads])
-        words_to_subwords = SubwordTokenizer(spec.bpe, spec.reads).words_to_subwords
-        return mean_pooled_layers(self._encoder(spec), spec.lang, sentences, lines, words_to_subwords,
-                                  self.max_seq_len, self.batch_size, self.device, return_lengths=return_lengths)
+        lines, words_to_subwords = spec.model.text(spec.reads, self.settings.get(spec.reads))
+        encoder = self._encoder(spec)
+        # a sentence longer than the model embeds is cut there
+        max_seq_len = min(self.max_seq_len, max_positions(encoder) or self.max_seq_len)
+        return mean_pooled_layers(encoder, spec.lang, sentences, lines, words_to_subwords, max_seq_len,
+                                  self.batch_size, self.device, return_lengths=return_lengths)
 
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -100,14 +82,6 @@ def read_lines(path: Path, n: int) -> list[str]:
     return sents[:n]
 
 
-def write_result(out_json: Path, result: dict) -> dict:
-    """A job's JSON result, written atomically; returned for the caller's summary."""
-    with atomic_write(out_json) as fh:
-        json.dump(result, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    return result
-
-
 # --- Figure 6 ----------------------------------------------------------------------------------
 
 def align_and_retrieve(train_src: np.ndarray, train_tgt: np.ndarray, test_src: np.ndarray,
@@ -119,12 +93,23 @@ def align_and_retrieve(train_src: np.ndarray, train_tgt: np.ndarray, test_src: n
     return sentence_retrieval_p1(xs @ W, ys), sentence_retrieval_p1(xs, ys)
 
 
+def shifted_retrieval(train_src: np.ndarray, train_tgt: np.ndarray, test_src: np.ndarray,
+                      test_tgt: np.ndarray) -> tuple[float, float]:
+    """One layer of one space (a multilingual model read as two languages), with no map: P@1 of
+    the raw representations, and after Liu et al.'s mean-difference shift (``test_src`` moved by
+    the difference of the two languages' means over the training rows)."""
+    shift = train_tgt.mean(axis=0) - train_src.mean(axis=0)
+    return sentence_retrieval_p1(test_src, test_tgt), sentence_retrieval_p1(test_src + shift, test_tgt)
+
+
 def run_retrieval(src: ModelSpec, tgt: ModelSpec, way15_root: Path, tatoeba: tuple[Path, Path],
                   settings: dict[str, TokenizeSettings], n_align: int, norm_steps: int, out_json: Path,
                   max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
-                  log: Log | None = None) -> dict:
+                  log: Log | None = None, one_space: bool = False, meta: dict | None = None) -> dict:
     """Figure 6 for one pair: ``tgt`` (the foreign model) is mapped onto ``src`` (English).
-    ``tatoeba``: (foreign file, English file)."""
+    ``tatoeba``: (foreign file, English file). ``one_space``: both sides are one model's (a
+    multilingual model), so retrieval without a map is also scored on the raw representations and
+    after the mean-difference shift (``p_at_1_raw``, ``p_at_1_shifted``); ``meta``: more fields."""
     log = log or (lambda _m: None)
     rows = fifteen_way(way15_root, [src.lang, tgt.lang], n_align)
     test_x, test_en = read_tatoeba(*tatoeba)
@@ -138,12 +123,18 @@ def run_retrieval(src: ModelSpec, tgt: ModelSpec, way15_root: Path, tatoeba: tup
                          for l in range(a_en.shape[0])))
     for l, (p, q) in enumerate(zip(aligned, raw)):
         log(f"L{l}: P@1 {p:.1f} (unaligned {q:.1f})")
-    return write_result(out_json, {
+    out = {
         "pair": f"{src.lang}-{tgt.lang}", "source": tgt.lang, "target": src.lang,
         "layers": list(range(a_en.shape[0])), "p_at_1": [float(v) for v in aligned],
         "p_at_1_unaligned": [float(v) for v in raw], "n_train": n_align, "n_test": len(test_x),
-        "checkpoints": {"source": str(tgt.checkpoint), "target": str(src.checkpoint)},
-    })
+        "checkpoints": {"source": str(tgt.checkpoint), "target": str(src.checkpoint)}, **(meta or {}),
+    }
+    if one_space:
+        plain, shifted = zip(*(shifted_retrieval(a_x[l], a_en[l], t_x[l], t_en[l]) for l in range(a_en.shape[0])))
+        out.update(p_at_1_raw=[float(v) for v in plain], p_at_1_shifted=[float(v) for v in shifted])
+        log("no map: " + " ".join(f"L{l}={p:.1f}/{q:.1f}" for l, (p, q) in enumerate(zip(plain, shifted)))
+            + " (raw/shifted)")
+    return write_result(out_json, out)
 
 
 # --- Figure 7 ----------------------------------------------------------------------------------
@@ -157,7 +148,8 @@ def cka_per_layer(a: np.ndarray, b: np.ndarray) -> list[float]:
 def _cka_intervals(estimates: dict[str, list[float] | None], draws: dict[str, np.ndarray]) -> dict:
     """Bootstrap intervals around the estimates (:func:`xling.analysis.cka.centred_interval`) per
     kind and layer, and of the paired differences Figure 7 compares."""
-    pairs = [(x, y) for x, y in (("bilingual", "monolingual"), ("monolingual", "random")) if x in draws and y in draws]
+    pairs = [(x, y) for x, y in (("bilingual", "monolingual"), ("monolingual", "random"), ("bilingual", "random"))
+             if x in draws and y in draws]
     return {
         "cka_interval": {k: ([centred_interval(e, d) for e, d in zip(estimates[k], draws[k])] if k in draws else None)
                          for k in estimates},
@@ -168,20 +160,10 @@ def _cka_intervals(estimates: dict[str, list[float] | None], draws: dict[str, np
     }
 
 
-def model_drift(spec: ModelSpec) -> float | None:
-    """How far a trained model has moved from its initial weights (None for a random encoder, or a
-    checkpoint that does not record its seed)."""
-    from xling.pretrain.loader import distance_from_initial_weights
-
-    if spec.random_init_seed is not None:
-        return None
-    return distance_from_initial_weights(spec.checkpoint, spec.dictionary)
-
-
 def run_cka(pair: str, sentences: tuple[list[str], list[str]],
             models: dict[str, tuple[ModelSpec, ModelSpec] | None], settings: dict[str, TokenizeSettings],
             out_json: Path, max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
-            log: Log | None = None, bootstrap: int = 0, bootstrap_seed: int = 0) -> dict:
+            log: Log | None = None, bootstrap: int = 0, bootstrap_seed: int = 0, meta: dict | None = None) -> dict:
     """Figure 7 for one pair: for each kind (monolingual, bilingual, random) a (source-side,
     target-side) model pair reads the parallel ``sentences`` (source, target); None: the kind does
     not exist for this pair (no bilingual model trained for it). ``bootstrap`` > 0: that many
@@ -217,7 +199,7 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
         res_a = np.stack([length_residuals(x, len_a) for x in a])
         res_b = np.stack([length_residuals(x, len_b) for x in b])
         cka[kind], controlled[kind] = cka_per_layer(a, b), cka_per_layer(res_a, res_b)
-        drift[kind] = [model_drift(s) for s in specs]
+        drift[kind] = [s.model.drift() for s in specs]
         layers = list(range(a.shape[0]))
         log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind]))
             + " | length-controlled: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(controlled[kind])))
@@ -225,7 +207,7 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
             draws[kind] = np.stack([bootstrap_cka(a[l], b[l], idx, device) for l in layers])
             controlled_draws[kind] = np.stack([bootstrap_cka(res_a[l], res_b[l], idx, device) for l in layers])
     out = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0]), "drift": drift,
-           "length_controlled": {"cka": controlled}}
+           "length_controlled": {"cka": controlled}, **(meta or {})}
     if idx is not None:
         out["bootstrap"] = {"resamples": int(bootstrap), "seed": int(bootstrap_seed), "level": 0.95,
                             "interval": "percentile, centred on the estimate"}
@@ -252,20 +234,6 @@ def read_word_list(path: Path) -> list[str]:
     return [line.split("\t")[0] for line in Path(path).read_text(encoding="utf-8").splitlines()]
 
 
-def first_lines(path: Path, n: int) -> list[str]:
-    """Up to ``n`` non-empty lines of a (BPE) text, read lazily: a Wikipedia-size file is not read whole."""
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                out.append(line.rstrip("\n"))
-                if len(out) >= n:
-                    break
-    if not out:
-        raise InputError(path, None, "BPE-segmented sentences", "an empty file")
-    return out
-
-
 def run_word_vectors(spec: ModelSpec, bpe_text: Path, n_sentences: int, max_words: int, out: dict[str, Path],
                      max_seq_len: int = 256, batch_size: int = 64, device: str = "cpu",
                      log: Log | None = None) -> dict:
@@ -273,12 +241,10 @@ def run_word_vectors(spec: ModelSpec, bpe_text: Path, n_sentences: int, max_word
     embedding, embedding_words) and its per-layer contextual word vectors over the first
     ``n_sentences`` of its training text (contextual, contextual_words)."""
     from xling.analysis.words import contextual_word_vectors, embedding_word_vectors
-    from xling.bpe import SubwordTokenizer
-    from xling.pretrain.loader import load_encoder
 
     log = log or (lambda _m: None)
-    encoder = load_encoder(spec.checkpoint, spec.dictionary).to(device)
-    words, emb = embedding_word_vectors(encoder, spec.lang, SubwordTokenizer(spec.bpe, spec.reads).words_to_subwords)
+    encoder = spec.model.load(device, [spec.lang])
+    words, emb = embedding_word_vectors(encoder, spec.lang, spec.model.subwords(spec.reads))
     log(f"{len(words)} whole-word entries of {len(encoder.dictionary)}")
     lines = first_lines(bpe_text, n_sentences)
     log(f"averaging contextual vectors over {len(lines)} sentences of {bpe_text}")

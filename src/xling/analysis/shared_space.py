@@ -22,9 +22,11 @@ import sys
 from pathlib import Path
 
 from xling.analysis.align import iterative_normalize, sentence_retrieval_p1
-from xling.analysis.run import Encoders, ModelSpec, fifteen_way, write_result
+from xling.analysis.run import Encoders, fifteen_way
 from xling.config import data_language, fill_defaults, load
 from xling.errors import InputError
+from xling.io import write_result
+from xling.model import ModelSpec, PretrainedModel
 from xling.preprocess.tokenize import TokenizeSettings
 
 INTERVAL_CHECKPOINT = re.compile(r"^checkpoint_(\d+)_(\d+)\.pt$")  # fairseq's checkpoint_<epoch>_<updates>.pt
@@ -42,8 +44,9 @@ def shared_space_retrieval(checkpoint: Path, dictionary: Path, bpe: Path, langs:
         raise ValueError(f"parallel sentences needed, got {len(sentences[0])} and {len(sentences[1])}")
     enc = Encoders(settings, max_seq_len, batch_size, device)
     reads = [data_language(lang) for lang in langs]
-    a = enc(ModelSpec(Path(checkpoint), Path(dictionary), Path(bpe), langs[0], text_lang=reads[0]), sentences[0])
-    b = enc(ModelSpec(Path(checkpoint), Path(dictionary), Path(bpe), langs[1], text_lang=reads[1]), sentences[1])
+    model = PretrainedModel.xling(checkpoint, dictionary, bpe)
+    a = enc(ModelSpec(model, langs[0], text_lang=reads[0]), sentences[0])
+    b = enc(ModelSpec(model, langs[1], text_lang=reads[1]), sentences[1])
     layers = range(a.shape[0])
     raw = [sentence_retrieval_p1(b[l], a[l]) for l in layers]
     centred = [sentence_retrieval_p1(iterative_normalize(b[l], norm_steps), iterative_normalize(a[l], norm_steps))

@@ -25,10 +25,9 @@ import torch
 from torch import nn
 
 from xling.analysis.align import apply_iterative_normalization, fit_iterative_normalization, procrustes
-from xling.analysis.run import write_result
 from xling.analysis.words import piece_means
-from xling.finetune.text import WordEncoder, WordsToSubwords
-from xling.io import atomic_path, atomic_write
+from xling.io import atomic_path, atomic_write, write_result
+from xling.model.text import WordEncoder, WordsToSubwords
 
 Log = Callable[[str], None]
 
@@ -278,7 +277,7 @@ def run_links(pair: str, way15_root: Path, rows: int, settings: dict, tools: dic
     (``settings``: lang -> TokenizeSettings)."""
     from xling.analysis.fastalign import align, one_to_one
     from xling.analysis.run import fifteen_way
-    from xling.finetune.text import line_and_word_tokenizers
+    from xling.model.text import line_and_word_tokenizers
 
     log = log or (lambda _m: None)
     src, tgt = pair.split("-")
@@ -337,17 +336,14 @@ def run_figure5(job, grid: list[dict], layer: int, specs: dict, maps: dict[str, 
     bilingual model's (read as ``job.src_lang``/``job.tgt_lang``); ``maps``: "mono"/"bilingual" =
     run_maps' npz files. Trains and tests MLM align (the English model's bottom, the target's
     bottom mapped by W_i), biMLM (the bilingual bottom, no map) and biMLM + W (Figure 8)."""
-    from xling.bpe import SubwordTokenizer
-    from xling.pretrain.loader import load_encoder
-
     log = log or (lambda _m: None)
     src, tgt = job.src_lang, job.tgt_lang
 
     def loaded(spec):
-        return load_encoder(spec.checkpoint, spec.dictionary).to(device)
+        return spec.model.load(device)
 
     def segment(spec, lang):
-        return SubwordTokenizer(spec.bpe, lang).words_to_subwords
+        return spec.model.subwords(lang)
 
     en_mono, x_mono, bi = loaded(specs["source"]), loaded(specs["target"]), loaded(specs["bilingual"])
     m, b = (np.load(maps[k]) for k in ("mono", "bilingual"))

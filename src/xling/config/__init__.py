@@ -3,8 +3,9 @@
 The config is data (config/config.yaml, overridden by e.g. config/demo.yaml); this module fills in
 the schema's defaults (the one place they live), turns schema violations into one-line messages
 that name the key and the allowed values, and offers the derived views the rules need (grid cells,
-pair languages, job lists); Liu et al.'s section has its own module, ``xling.config.liu2020``. The
-stages read the config; the config imports none of them.
+pair languages, job lists); Liu et al.'s section has its own module, ``xling.config.liu2020``, and
+so do the external models of Section 5, ``xling.config.external``. The stages read the config; the
+config imports none of them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Iterable, Mapping
 import jsonschema
 import yaml
 
-from xling.config import liu2020
+from xling.config import external, liu2020
 from xling.errors import ConfigError
 
 # The checkout the package runs from (tests, benchmarks and the documentation's commands use it).
@@ -159,6 +160,7 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     yield from _model_problems(cfg)
     yield from _analysis_problems(cfg)
     yield from liu2020.problems(cfg)
+    yield from external.problems(cfg)
 
 
 def _language_problems(cfg: dict) -> Iterable[str]:

@@ -3,7 +3,7 @@
 
 Which models: those whose every part is shared by the languages (Default, Wiki-CC, No anchors,
 Default anchors, Extra anchors and the monolingual models). The Sep rows (embeddings or layers per
-language) have no architecture in ``transformers``: ``xling.pretrain.loader`` loads them.
+language) have no architecture in ``transformers``: ``xling.model.checkpoint`` loads them.
 
 Which architecture: XLM's for a model with XLM's head (``model.mlm_head: xlm``, the paper
 config's): ``XLMWithLMHeadModel``, which is XLM's code (token + position + language embeddings,
@@ -347,14 +347,14 @@ def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir
     """Write ``out_dir`` (all or nothing): the BERT model (safetensors), its tokenizer, the BPE
     files and ``xling_export.json`` (source checkpoint, languages, each language's tokeniser
     settings ``tokenize``, and ``info``). Returns the export record."""
-    from xling.pretrain.loader import load_encoder
+    from xling.model import PretrainedModel
 
-    loaded = load_encoder(checkpoint, dictionary)
+    loaded = PretrainedModel.xling(checkpoint, dictionary, bpe_manifest).load()
     why = exportable(loaded.encoder)
     if why:
         raise InputError(checkpoint, None, "a model whose parts are all shared by its languages "
                          "(transformers has no architecture for per-language parts; load it with "
-                         "xling.pretrain.loader.load_encoder)", why)
+                         "xling.model.checkpoint.load_encoder)", why)
     missing = [lang for lang in loaded.languages if data_language(lang) not in tokenize]
     if missing:
         raise ValueError(f"no tokeniser settings for {missing}: give one entry per language the model reads")
@@ -404,7 +404,7 @@ class Pretokenizer:
 
     def __init__(self, export_dir: Path, lang: str, stanford_home: Path | None = None):
         from xling.bpe import SubwordTokenizer
-        from xling.finetune.text import line_and_word_tokenizers
+        from xling.model.text import line_and_word_tokenizers
         from xling.preprocess.tokenize import TokenizeSettings
 
         export_dir = Path(export_dir)

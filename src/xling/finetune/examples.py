@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from xling.finetune.job import FinetuneJob
-from xling.finetune.text import WordEncoder, WordsToSubwords, line_and_word_tokenizers
+from xling.model.text import WordEncoder, WordsToSubwords, line_and_word_tokenizers
 
 if TYPE_CHECKING:
     from xling.finetune.tasks import Item, TaskAdapter

@@ -32,13 +32,13 @@ from torch.func import functional_call, vmap
 
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
-from xling.finetune.encoder import freeze_language_specific
 from xling.finetune.examples import TaskFiles, load_task_data
 from xling.finetune.job import FinetuneJob
-from xling.finetune.loop import ModuleCell, make_optimizer, max_positions, set_seed, train_cells
+from xling.finetune.loop import ModuleCell, make_optimizer, set_seed, train_cells
 from xling.finetune.result import result_record, write_result
 from xling.finetune.tasks import TASKS, Item, TaskAdapter
-from xling.finetune.text import WordsToSubwords
+from xling.model.encoder import freeze_language_specific, max_positions
+from xling.model.text import WordsToSubwords
 
 LR_KEYS = ("lr", "encoder_lr", "classifier_lr")
 
@@ -292,7 +292,7 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     ``encoder`` in one process: one result record per cell, with the English dev and zero-shot
     target scores of the cell's best English-dev epoch. The pipeline's encoder (what
     ``load_encoder`` returns) trains as the grid's batched model, its weights left as they are;
-    any other :class:`xling.finetune.encoder.Encoder`, or any with ``as_module``, trains one cell
+    any other :class:`xling.model.encoder.Encoder`, or any with ``as_module``, trains one cell
     as a module, in place (what Liu et al.'s XNLI job and Figure 5 run; the reference the grid is
     tested against). Either way its language-specific parameters are marked frozen (paper 3.2)."""
     t_start = time.time()
@@ -320,7 +320,7 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
         model = ModuleCell(task, encoder, task.make_head(encoder.dim).to(device), trainable, device)
     else:
         raise ValueError(f"{len(jobs)} cells train together only on the pipeline's encoder "
-                         f"(xling.pretrain.loader.LoadedEncoder), not a {type(encoder).__name__}")
+                         f"(xling.model.checkpoint.LoadedEncoder), not a {type(encoder).__name__}")
     runs = train_cells(jobs, task, model, data, log)
     t3 = time.time()
     scores = [{"en_dev": s} for s in model.scores(data.items["en_dev"], job.src_lang)]
@@ -350,15 +350,13 @@ def run_grid(jobs: list[FinetuneJob], checkpoint: Path, dictionary: Path, bpe: P
     ``dictionary``) and the setting's BPE (``bpe``: its manifest), fine-tune the cells of ``jobs``
     (:func:`finetune_grid`), write cell i's result.json (atomically) to ``out_jsons[i]`` with
     ``metas[i]``."""
-    from xling.bpe import SubwordTokenizer
-    from xling.pretrain.loader import load_encoder
+    from xling.model import PretrainedModel
 
     if len(out_jsons) != len(jobs) or (metas is not None and len(metas) != len(jobs)):
         raise ValueError(f"{len(jobs)} cells need as many result paths (got {len(out_jsons)}) and metas")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise RuntimeError(f"device {device} requested but CUDA is not available")
-    encoder = load_encoder(Path(checkpoint), Path(dictionary))
-    results = finetune_grid(jobs, encoder, lambda lang: SubwordTokenizer(Path(bpe), lang).words_to_subwords,
-                            files, device, log, stanford_home, settings)
+    model = PretrainedModel.xling(checkpoint, dictionary, bpe)
+    results = finetune_grid(jobs, model.load(), model.subwords, files, device, log, stanford_home, settings)
     return [write_result(r, checkpoint, bpe, (metas or [None] * len(jobs))[i], out_jsons[i])
             for i, r in enumerate(results)]

@@ -9,7 +9,7 @@ a step is a :class:`Cells`:
 - the grid's batched model (:class:`xling.finetune.grid.GridModel`): every cell of the pipeline's
   encoder in one forward and backward pass, a grid of one included; every Table 1 job runs it;
 - :class:`ModuleCell`: one cell of any encoder with the interface of
-  :class:`xling.finetune.encoder.Encoder` and a head, trained as a module (m-BERT and the study's
+  :class:`xling.model.encoder.Encoder` and a head, trained as a module (m-BERT and the study's
   models in Liu et al.'s XNLI job, Figure 5's new layers on a fixed bottom, the tests' encoders).
 
 The loop itself (the data order, the epochs, the best epoch) is this module's :func:`train_cells`
@@ -27,11 +27,11 @@ from typing import Callable, Protocol
 import numpy as np
 import torch
 
-from xling.finetune.encoder import Encoder
 from xling.finetune.examples import TaskData
 from xling.finetune.job import FinetuneJob
 from xling.finetune.schedule import SCHEDULES
 from xling.finetune.tasks import Item, TaskAdapter
+from xling.model.encoder import Encoder
 from xling.progress import progress
 
 
@@ -82,17 +82,6 @@ def make_optimizer(job: FinetuneJob, shared: list[torch.Tensor], head: torch.nn.
     warmup = float(job.warmup_fraction)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: factor(step, total_steps, warmup))
     return optimizer, scheduler, schedule
-
-
-def max_positions(encoder) -> int | None:
-    """Positions the encoder can embed, when it says (LoadedEncoder wraps a fairseq encoder)."""
-    for obj in (encoder, getattr(encoder, "encoder", None)):
-        mp = getattr(obj, "max_positions", None)
-        if callable(mp):
-            mp = mp()
-        if isinstance(mp, int):
-            return mp
-    return None
 
 
 class Cells(Protocol):

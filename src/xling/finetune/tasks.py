@@ -15,10 +15,10 @@ import torch.nn.functional as F
 from xling.finetune.data import NLI_LABELS, read_bio, read_nli, read_trees
 from xling.finetune.heads import BiaffineParser, SentenceClassifier, Tagger
 from xling.finetune.mst import decode_mst
-from xling.finetune.text import WordEncoder
 from xling.metrics.classification import accuracy
 from xling.metrics.ner import span_f1
 from xling.metrics.parsing import attachment_scores
+from xling.model.text import WordEncoder
 
 IGNORE = -100
 # Dropout of the task heads: BERT's 0.1 before a linear layer; Dozat & Manning's 0.33 in the parser's MLPs.

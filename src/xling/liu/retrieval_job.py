@@ -17,17 +17,18 @@ Words are lowercased as MUSE's dictionaries are, the most frequent cased form st
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from xling.analysis.run import first_lines, write_result
 from xling.analysis.vec import read_vec
 from xling.analysis.word_retrieval import dictionary_retrieval
 from xling.analysis.words import bpe_words, vocabulary
 from xling.codeswitch.dictionary import read_muse
+from xling.io import first_lines, write_result
 
 Log = Callable[[str], None]
 
@@ -78,9 +79,9 @@ def run_liu_retrieval(model: dict, texts: dict[str, Path], dictionaries: dict[st
             return static_word_vectors(lines, piece_words, piece_vectors, max_words)
     elif model["kind"] == "mlm":
         from xling.analysis.words import contextual_word_vectors
-        from xling.pretrain.loader import load_encoder
+        from xling.model import PretrainedModel
 
-        encoder = load_encoder(Path(model["checkpoint"]), Path(model["dictionary"])).to(device)
+        encoder = PretrainedModel.xling(model["checkpoint"], model["dictionary"]).load(device)
         # a sentence longer than the model's positions is cut there, as fine-tuning cuts it
         max_seq_len = min(max_seq_len, encoder.encoder.max_positions())
 
@@ -90,11 +91,14 @@ def run_liu_retrieval(model: dict, texts: dict[str, Path], dictionaries: dict[st
             return words, vecs
     elif model["kind"] == "mbert":
         from xling.analysis.words import contextual_word_vectors
-        from xling.liu.mbert import load_encoder, wordpiece_line_words
+        from xling.liu.mbert import mbert_model
+        from xling.model.huggingface import line_words as tokenizer_line_words
 
-        bert = load_encoder({k: Path(v) for k, v in model["files"].items()}, [src, *dictionaries]).to(device)
+        with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
+            bert = mbert_model({k: Path(v) for k, v in model["files"].items()}, Path(tmp) / "model").load(
+                device, [src, *dictionaries])
         max_seq_len = min(max_seq_len, bert.max_positions())
-        line_words = wordpiece_line_words(bert.dictionary)
+        line_words = tokenizer_line_words(bert.dictionary)
 
         def vectors(lang: str, lines: list[str]) -> tuple[list[str], np.ndarray]:
             words, _counts, vecs = contextual_word_vectors(bert, lang, lines, max_words, max_seq_len, batch_size,

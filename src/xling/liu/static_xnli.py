@@ -25,9 +25,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xling.analysis.run import write_result
 from xling.analysis.vec import read_vec
 from xling.finetune.data import NLI_LABELS, read_nli
+from xling.io import write_result
 from xling.metrics.classification import accuracy
 
 Log = Callable[[str], None]

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 import torch
 
 from xling.analysis.language_shift import language_means, mean_difference, translate_tokens
-from xling.analysis.run import first_lines, write_result
+from xling.io import first_lines, write_result
 from xling.metrics.translation import bleu1, convert_rate, vocabulary_of
 
 Log = Callable[[str], None]
@@ -93,7 +93,7 @@ def bpe_pieces(sentences: Sequence[str], settings, bpe_manifest: Path, lang: str
     """Raw sentences tokenised as ``lang``'s corpus was (``settings``: its TokenizeSettings) and cut
     into the model's BPE pieces: one list of pieces per sentence."""
     from xling.bpe import SubwordTokenizer
-    from xling.finetune.text import line_and_word_tokenizers
+    from xling.model.text import line_and_word_tokenizers
 
     lines, _ = line_and_word_tokenizers(settings)
     to_pieces = SubwordTokenizer(Path(bpe_manifest), lang).words_to_subwords
@@ -125,10 +125,10 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
     rows of parallel sentences as BPE pieces; ``vocabs``: language -> ``dict.<lang>.txt``, only
     when V_lang is the training text's (None: the parallel rows'). Writes one score per
     (direction, layer, alpha), ``alpha = 0`` once per direction, and the token sets' sizes."""
-    from xling.pretrain.loader import load_encoder
+    from xling.model import PretrainedModel
 
     log = log or (lambda _m: None)
-    encoder = load_encoder(checkpoint, dictionary).to(device)
+    encoder = PretrainedModel.xling(checkpoint, dictionary).load(device)
     max_seq_len = min(max_seq_len, encoder.encoder.max_positions())
     langs = sorted({l for pair in directions for l in pair})
     lines = {lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)] for lang in langs}

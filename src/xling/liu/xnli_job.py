@@ -22,12 +22,14 @@ from typing import Callable, Mapping, Sequence
 import torch
 
 from xling.analysis.language_shift import blocks, mean_difference, shift_at
-from xling.analysis.run import write_result
 from xling.finetune.examples import TaskData, load_split
 from xling.finetune.job import FinetuneJob
-from xling.finetune.loop import ModuleCell, evaluate, max_positions, set_seed, train_cells
+from xling.finetune.loop import ModuleCell, evaluate, set_seed, train_cells
 from xling.finetune.tasks import TASKS
+from xling.io import write_result
 from xling.liu.translation_job import piece_means
+from xling.model import XLING, PretrainedModel
+from xling.model.encoder import max_positions
 
 Log = Callable[[str], None]
 
@@ -59,7 +61,7 @@ def choose_alpha(dev: Mapping[float, float]) -> float:
 @dataclass(frozen=True)
 class XnliModel:
     """What the XNLI job needs of a pretrained model, whatever its kind (ours, m-BERT):
-    ``load()`` a fresh copy (an ``xling.finetune.encoder.Encoder`` that ``language_shift`` reads),
+    ``load()`` a fresh copy (an ``xling.model.encoder.Encoder`` that ``language_shift`` reads),
     ``words_to_subwords(lang)`` its word splitter, ``text_lines(lang)`` the lines of pieces whose
     states make the language's mean."""
 
@@ -68,17 +70,23 @@ class XnliModel:
     text_lines: Callable[[str], list[list[str]]]
 
 
-def fairseq_model(checkpoint: Path, dictionary: Path, bpe: Path, texts: Mapping[str, Path], n_sentences: int
-                  ) -> XnliModel:
-    """One of the study's MLMs: its checkpoint, dictionary and BPE; the means over the first
-    ``n_sentences`` lines of each language's BPE training text."""
-    from xling.analysis.run import first_lines
-    from xling.bpe import SubwordTokenizer
-    from xling.pretrain.loader import load_encoder
+def xnli_model(model: PretrainedModel, languages: Sequence[str], texts: Mapping[str, Path], n_sentences: int
+               ) -> XnliModel:
+    """``model`` for the XNLI job: the means over the first ``n_sentences`` lines of each language's
+    ``texts``, the BPE training text of one of the study's MLMs (its pieces), or for a
+    ``transformers`` model the same tokenised lines cut by its tokenizer."""
+    from xling.io import first_lines
 
-    return XnliModel(load=lambda: load_encoder(checkpoint, dictionary),
-                     words_to_subwords=lambda lang: SubwordTokenizer(Path(bpe), lang).words_to_subwords,
-                     text_lines=lambda lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)])
+    if model.kind == XLING:
+        def pieces(line: str) -> list[str]:
+            return line.split()
+    else:
+        split = model.subwords(languages[0])
+
+        def pieces(line: str) -> list[str]:
+            return [p for word in split(line.split()) for p in word]
+    return XnliModel(load=lambda: model.load("cpu", languages), words_to_subwords=model.subwords,
+                     text_lines=lambda lang: [pieces(line) for line in first_lines(Path(texts[lang]), n_sentences)])
 
 
 def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path, train: Path,
@@ -89,7 +97,7 @@ def run_liu_xnli(job: FinetuneJob, checkpoint: Path, dictionary: Path, bpe: Path
     """``dev``/``test``: language -> XNLI file (the source language's dev selects the epoch);
     ``texts``: language -> BPE training text (its mean); ``all_layers``: also fine-tune the whole
     model (``all_layers_dev``/``all_layers_test`` per language)."""
-    model = fairseq_model(checkpoint, dictionary, bpe, texts, n_sentences)
+    model = xnli_model(PretrainedModel.xling(checkpoint, dictionary, bpe), list(dev), texts, n_sentences)
     return run_xnli(job, model, train, dev, test, freeze, alphas, out_json, {**meta, "sentences": n_sentences},
                     batch_size=batch_size, device=device, log=log, stanford_home=stanford_home, all_layers=all_layers)
 

@@ -14,6 +14,7 @@ sorted, times and owners fixed, so the same results give the same bytes.
 
 from __future__ import annotations
 
+import copy
 import gzip
 import hashlib
 import io
@@ -186,9 +187,11 @@ def check_bundle(archive: str | Path, cfg: Mapping) -> Bundle:
     if manifest.get("format") != FORMAT:
         raise InputError(f"{archive}:{MANIFEST}", None, f"bundle format {FORMAT}", str(manifest.get("format")))
     want = config_digest(cfg)
-    if manifest.get("config_sha256") != want:
-        theirs = yaml.safe_load(config_text) or {}
-        differ = sorted(k for k in set(theirs) | set(cfg) if k != "bundle" and theirs.get(k) != cfg.get(k))
+    theirs = yaml.safe_load(config_text) or {}
+    if manifest.get("config_sha256") != want and config_digest(_with_defaults(theirs)) != config_digest(
+            _with_defaults(cfg)):
+        theirs, ours = _with_defaults(theirs), _with_defaults(cfg)
+        differ = sorted(k for k in set(theirs) | set(ours) if k != "bundle" and theirs.get(k) != ours.get(k))
         # every key, uncut (InputError shortens what it got): the user compares them with their files
         raise InputError(archive, None, f"a bundle made with the config it is used with; it was made with "
                          f"another config: keys {', '.join(differ) or '(order or defaults)'} differ. "
@@ -204,6 +207,14 @@ def check_bundle(archive: str | Path, cfg: Mapping) -> Bundle:
             raise InputError(f"{archive}:{name}", None, f"sha256 {listed[name]['sha256']}",
                              _sha256(members[name]))
     return Bundle(archive, manifest, config_text)
+
+
+def _with_defaults(cfg: Mapping) -> dict:
+    """``cfg`` with this checkout's schema defaults filled in: a bundle made before a key with a
+    default existed is the same config at that default (a default whose value changed is not)."""
+    from xling.config import fill_defaults
+
+    return fill_defaults(copy.deepcopy(dict(cfg)))
 
 
 def unpack_bundle(archive: str | Path, cfg: Mapping, dest: str | Path = ".") -> list[Path]:

@@ -188,7 +188,8 @@ def retrieval_finding(retrieval: Mapping[str, Mapping]) -> Finding:
                    worst[1] if worst else None, status, detail, number="{:.0f}x")
 
 
-def _layerwise(cka: Mapping[str, Mapping], pairs: Sequence[str], x: str, y: str) -> tuple[str, Interval | None, str]:
+def layerwise_claim(cka: Mapping[str, Mapping], pairs: Sequence[str], x: str,
+                    y: str) -> tuple[str, Interval | None, str]:
     """Whether CKA of kind ``x`` is above kind ``y`` at every layer of every pair: from the paired
     bootstrap intervals of x - y when the job computed them (HOLDS: every lower bound > 0; FAILS:
     some upper bound < 0), else from the point estimates. Returns (status, the weakest layer's
@@ -224,14 +225,14 @@ def cka_findings(cka: Mapping[str, Mapping], order: Sequence[str]) -> list[Findi
     out = []
     for x, y, pp, name in (("bilingual", "monolingual", bi_pairs, "bilingual ≥ monolingual"),
                            ("monolingual", "random", pairs, "monolingual > random")):
-        status, iv, detail = _layerwise(cka, pp, x, y)
+        status, iv, detail = layerwise_claim(cka, pp, x, y)
         out.append(Finding(f"7. CKA: {name} at every layer (Fig. 7)",
                            f"{x} - {y} CKA at the weakest (pair, layer), 95% bootstrap interval", iv, status, detail,
                            number="{:+.3f}"))
     controlled = {p: {**cka[p], **cka[p]["length_controlled"]} for p in pairs if cka[p].get("length_controlled")}
     if controlled:
         # the random floor is where the length signal weighs most (xling.analysis.cka.length_residuals)
-        status, iv, detail = _layerwise(controlled, list(controlled), "monolingual", "random")
+        status, iv, detail = layerwise_claim(controlled, list(controlled), "monolingual", "random")
         out.append(Finding("7. CKA, length-controlled: monolingual > random at every layer (robustness, "
                            "not the paper's measure)",
                            "monolingual - random CKA of the length residuals at the weakest (pair, layer), 95% "

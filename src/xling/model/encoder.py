@@ -1,7 +1,10 @@
-"""What fine-tuning needs from a pretrained encoder, and the freezing of language-specific parts.
+"""What fine-tuning and Section 5 need from a pretrained encoder, and the freezing of
+language-specific parts.
 
-``xling.pretrain.loader.LoadedEncoder`` satisfies this protocol; fine-tuning never looks inside it,
-so any encoder with this interface (the tests use a tiny Transformer) is fine-tuned the same way.
+``xling.model.checkpoint.LoadedEncoder`` (the pipeline's models) and
+``xling.model.huggingface.TransformersEncoder`` (a ``transformers`` directory) satisfy this
+protocol; nothing downstream looks inside it, so any encoder with this interface (the tests use a
+tiny Transformer) is read and fine-tuned the same way.
 """
 
 from __future__ import annotations
@@ -47,3 +50,14 @@ def freeze_language_specific(encoder: Encoder) -> list[torch.nn.Parameter]:
         p.requires_grad_(True)
         trainable.append(p)
     return trainable
+
+
+def max_positions(encoder) -> int | None:
+    """Positions the encoder can embed, when it says (LoadedEncoder wraps a fairseq encoder)."""
+    for obj in (encoder, getattr(encoder, "encoder", None)):
+        mp = getattr(obj, "max_positions", None)
+        if callable(mp):
+            mp = mp()
+        if isinstance(mp, int):
+            return mp
+    return None
