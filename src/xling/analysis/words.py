@@ -117,7 +117,8 @@ def contextual_word_vectors(
         raise ValueError("contextual_word_vectors: the text has no words")
     vocab = sorted(counts, key=lambda w: (-counts[w], w))[:max_words]
     index = {w: i for i, w in enumerate(vocab)}
-    sums = counted = None
+    sums: torch.Tensor | None = None  # [L+1, words, D], and the words' counts: made by the first batch
+    counted: torch.Tensor | None = None
     encoder.train(False)
     pad, room = d.pad(), max_seq_len - 2  # <s> ... </s>
     order = sorted(range(len(segmented)), key=lambda i: len(segmented[i][0]))  # less padding
@@ -142,13 +143,13 @@ def contextual_word_vectors(
             continue
         tokens = tokens.to(device)
         states = torch.stack(encoder.encode(tokens, lang, padding_mask=tokens.eq(pad)))  # [L+1, B, T, D]
-        if sums is None:
+        if sums is None or counted is None:
             sums = torch.zeros((states.shape[0], len(vocab), states.shape[-1]), dtype=torch.float32, device=device)
             counted = torch.zeros(len(vocab), dtype=torch.long, device=device)
         words = torch.tensor(occ_word, dtype=torch.long, device=device)
         sums.index_add_(1, words, piece_means(states, occ_of_pos, len(occ_word)))
         counted += torch.bincount(words, minlength=len(vocab))
-    if sums is None:
+    if sums is None or counted is None:
         raise ValueError("contextual_word_vectors: no word of the text fitted in max_seq_len")
     seen = counted.gt(0)
     vectors = (sums[:, seen] / counted[seen][None, :, None].to(torch.float32)).cpu().numpy()

@@ -78,7 +78,8 @@ def load_mbert(directory: Path, device: str = "cpu"):
     """(``BertForMaskedLM`` in eval mode, ``WordPieceDictionary``) of a model directory."""
     from transformers import BertForMaskedLM
 
-    return BertForMaskedLM.from_pretrained(str(directory)).to(device).eval(), load_tokenizer(directory)
+    model = BertForMaskedLM.from_pretrained(str(directory))
+    return model.to(device).eval(), load_tokenizer(directory)  # type: ignore[arg-type]  # transformers types .to unbound
 
 
 def run_mbert_translation(files: Mapping[str, Path], texts: Mapping[str, Path], parallel: Mapping[str, Sequence[str]],

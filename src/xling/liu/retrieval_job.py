@@ -48,9 +48,10 @@ def static_word_vectors(lines: Sequence[str], piece_words: Sequence[str], piece_
     words, rows = [], []
     for word in sorted(counts, key=lambda w: (-counts[w], w))[:max_words]:
         ids = [index.get(p) for p in pieces[word]]
-        if None not in ids:
+        known = [i for i in ids if i is not None]
+        if len(known) == len(ids):
             words.append(word)
-            rows.append(piece_vectors[ids].mean(axis=0))
+            rows.append(piece_vectors[known].mean(axis=0))
     if not words:
         raise ValueError("static_word_vectors: no word of the text has vectors for all its pieces")
     return words, np.stack(rows)[None].astype(np.float32)
@@ -90,9 +91,10 @@ def run_liu_retrieval(model: dict, texts: dict[str, Path], dictionaries: dict[st
             return words, vecs
     elif model["kind"] == "mbert":
         from xling.analysis.words import contextual_word_vectors
-        from xling.liu.mbert import load_encoder, wordpiece_line_words
+        from xling.liu.mbert import load_encoder as load_mbert_encoder
+        from xling.liu.mbert import wordpiece_line_words
 
-        bert = load_encoder({k: Path(v) for k, v in model["files"].items()}, [src, *dictionaries]).to(device)
+        bert = load_mbert_encoder({k: Path(v) for k, v in model["files"].items()}, [src, *dictionaries]).to(device)
         max_seq_len = min(max_seq_len, bert.max_positions())
         line_words = wordpiece_line_words(bert.dictionary)
 

@@ -23,6 +23,7 @@ import torch
 
 from xling.analysis.language_shift import blocks, mean_difference, shift_at
 from xling.analysis.run import write_result
+from xling.finetune.encoder import Encoder
 from xling.finetune.examples import TaskData, load_split
 from xling.finetune.job import FinetuneJob
 from xling.finetune.loop import ModuleCell, evaluate, max_positions, set_seed, train_cells
@@ -63,7 +64,7 @@ class XnliModel:
     ``words_to_subwords(lang)`` its word splitter, ``text_lines(lang)`` the lines of pieces whose
     states make the language's mean."""
 
-    load: Callable[[], object]
+    load: Callable[[], Encoder]
     words_to_subwords: Callable[[str], Callable]
     text_lines: Callable[[str], list[list[str]]]
 
@@ -158,6 +159,6 @@ def run_xnli(job: FinetuneJob, model: XnliModel, train: Path, dev: Mapping[str, 
             log(f"{lang}: all layers fine-tuned, test {languages[lang]['all_layers_test']:.2f}")
         extra = {"all_layers": {"best_epoch": run_all["best_epoch"], "history": run_all["history"]}}
     return write_result(out_json, {
-        **meta, "layers": encoder.num_layers, "freeze_layers": freeze, "hp": job.hp, "epochs": job.epochs,
+        **meta, "layers": encoder.num_layers, "freeze_layers": freeze, "hp": job.hp.tracked(), "epochs": job.epochs,
         "best_epoch": run["best_epoch"], "history": run["history"],
         "examples": {"train": len(data_items["train"])}, "truncated": truncated, "languages": languages, **extra})
