@@ -87,10 +87,12 @@ TEST_ARGS = -n $(TEST_JOBS) --dist loadgroup --durations=15
 test: venv
 	$(PY) -m pytest -q $(TEST_ARGS)
 
-# Python (ruff), the rule files' layout (snakefmt) and Snakemake's own checks of the workflow
-# (all but the one lint our layout disagrees with: scripts/lint_workflow.py says why)
+# Python (ruff), the package's types (mypy; its settings in pyproject.toml), the rule files' layout
+# (snakefmt) and Snakemake's own checks of the workflow (all but the one lint our layout disagrees
+# with: scripts/lint_workflow.py says why)
 lint: venv
 	$(VENV)/bin/ruff check src tests bench workflow/scripts scripts
+	$(VENV)/bin/mypy src/xling
 	$(VENV)/bin/snakefmt --check Snakefile workflow/rules
 	$(PY) scripts/lint_workflow.py --configfile config/demo.yaml
 	$(PY) scripts/lint_workflow.py

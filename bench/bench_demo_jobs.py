@@ -234,7 +234,7 @@ def finetune_job(spec_path: Path) -> None:
     i, p = spec["input"], spec["params"]
     files = TaskFiles(train=Path(i["train"]), en_dev=Path(i["en_dev"]), tgt_dev=Path(i["tgt_dev"]),
                       tgt_test=Path(i["tgt_test"]))
-    jobs = [FinetuneJob(**j) for j in (p["jobs"] if "jobs" in p else [p["job"]])]
+    jobs = [FinetuneJob.from_tracked(j) for j in (p["jobs"] if "jobs" in p else [p["job"]])]
     metas = p.get("metas") or [p.get("meta")]
     run_grid(jobs, Path(i["checkpoint"]), Path(i["dictionary"]), Path(i["bpe"]), files,
              [Path(o) for o in spec["outputs"]], metas=metas, stanford_home=i.get("stanford"),

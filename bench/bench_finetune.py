@@ -55,7 +55,7 @@ import torch
 
 from xling.config import grid_cells, load_yaml
 from xling.finetune.grid import GridModel, GridSettings, bucket, cell_optimizers, train_step
-from xling.finetune.job import FinetuneJob
+from xling.finetune.job import FinetuneJob, Hyperparameters
 from xling.finetune.loop import make_optimizer
 from xling.finetune.tasks import TASKS, Item
 from xling.model.checkpoint import LoadedEncoder
@@ -116,7 +116,7 @@ def synthetic_items(task: str, n: int, args, dictionary, rng: np.random.Generato
     return items
 
 
-def make_task(name: str, hp: dict):
+def make_task(name: str, hp: Hyperparameters):
     task = TASKS[name](hp)
     if name == "xnli":
         task.fit_labels([])
@@ -128,13 +128,13 @@ def make_task(name: str, hp: dict):
     return task
 
 
-def grid_hyperparameters(name: str, batch: int, cells: int | None) -> list[dict]:
+def grid_hyperparameters(name: str, batch: int, cells: int | None) -> list[Hyperparameters]:
     """The paper grid's cells of ``name`` at batch size ``batch`` (``cells``: that many, repeating)."""
     spec = load_yaml(REPO / "config" / "config.yaml")["finetune"][name]
     hps = [dict(c, batch_size=batch) for c in grid_cells(spec) if c["batch_size"] == spec["grid"]["batch_size"][0]]
     if name == "parsing":
         hps = [dict(h, arc_mlp=spec["arc_mlp"], label_mlp=spec["label_mlp"]) for h in hps]
-    return [hps[i % len(hps)] for i in range(cells or len(hps))]
+    return [Hyperparameters.of(hps[i % len(hps)]) for i in range(cells or len(hps))]
 
 
 def settings_tag(s: GridSettings) -> str:

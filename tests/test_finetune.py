@@ -210,6 +210,26 @@ def test_paper_config_grid_is_what_finetune_accepts():
     assert len({hp_id(c) for c in grid_cells(cfg["xnli"])}) == 18
 
 
+def test_a_cells_hyperparameters_keep_the_configs_keys_and_order():
+    """The typed record of a cell gives back the mapping it was made from, in its order (a rule's
+    params are compared by their repr), and the job comes back from its tracked form; a cell with
+    neither one learning rate nor the encoder's and the head's, or with an unknown key, is refused."""
+    from xling.finetune.job import FinetuneJob, Hyperparameters
+
+    cell = {"lr": 2e-5, "batch_size": 16}  # not the schema's order
+    hp = Hyperparameters.of(cell)
+    assert (hp.batch_size, hp.lr, hp.split_lr) == (16, 2e-5, False)
+    assert repr(hp.tracked()) == repr(cell)
+    one = job("ner", cell, 1, seed=1)
+    assert repr(one.tracked()["hp"]) == repr(cell) and FinetuneJob.from_tracked(one.tracked()) == one
+    assert Hyperparameters.of({"batch_size": 8, "encoder_lr": 1e-5, "classifier_lr": 1e-4}).split_lr
+    for bad in ({"batch_size": 8}, {"batch_size": 8, "encoder_lr": 1e-5},
+                {"batch_size": 8, "lr": 1e-5, "encoder_lr": 1e-5, "classifier_lr": 1e-4},
+                {"batch_size": 8, "lr": 1e-5, "arc_mlp": 32}, {"batch_size": 8, "lr": 1e-5, "momentum": 0.9}):
+        with pytest.raises(ValueError):
+            Hyperparameters.of(bad)
+
+
 def test_bad_task_files_name_file_and_line(tmp_path):
     p = tmp_path / "train.tsv"
     p.write_text("premise\thypothesis\tlabel\na\tb\tentailment\na\tb\tmaybe\n", encoding="utf-8")

@@ -22,7 +22,7 @@ from xling.finetune import GridSettings, finetune_grid, run_grid
 from xling.finetune.cell_encoder import CellEncoder
 from xling.finetune.cells import CellOptimizers, CellParameters
 from xling.finetune.grid import bucket, check_grid, default_buckets
-from xling.finetune.job import cells_by_batch_size
+from xling.finetune.job import Hyperparameters, cells_by_batch_size
 from xling.finetune.tasks import TASKS, Item
 from xling.model.checkpoint import LoadedEncoder
 from xling.pretrain.dictionary import TokenDictionary
@@ -247,7 +247,7 @@ def test_cell_optimizers_skip_only_the_non_finite_cell():
 def test_padding_to_a_bucket_changes_no_loss(task, no_dropout):
     """A compiled step pads batches to a bucket's length: the loss is the same."""
     torch.manual_seed(0)
-    adapter = TASKS[task](HP[task][0])
+    adapter = TASKS[task](Hyperparameters.of(HP[task][0]))
     rng = random.Random(0)
     items = []
     for _ in range(4):

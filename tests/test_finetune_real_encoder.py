@@ -15,7 +15,7 @@ from test_finetune import LANGS, WORDS, make_ner, per_word
 
 from support.tiny_checkpoint import BERT_OPTIONS
 from support.toy_tasks import finetune_one
-from xling.finetune import FinetuneJob, TaskFiles
+from xling.finetune import FinetuneJob, Hyperparameters, TaskFiles
 
 mlm_model = pytest.importorskip("xling.pretrain.fairseq_plugin.mlm_model")
 from support.tiny_checkpoint import write_tiny_checkpoint  # noqa: E402
@@ -39,8 +39,8 @@ def tiny_loaded_encoder(separate_embeddings: bool, separate_layers: int, **optio
 
 
 def job(epochs, max_seq_len=64) -> FinetuneJob:
-    return FinetuneJob(task="ner", src_lang="en", tgt_lang="fr", hp={"batch_size": 16, "lr": 3e-3}, epochs=epochs,
-                       seed=1, max_seq_len=max_seq_len, warmup_fraction=0.1)
+    return FinetuneJob(task="ner", src_lang="en", tgt_lang="fr", hp=Hyperparameters(batch_size=16, lr=3e-3),
+                       epochs=epochs, seed=1, max_seq_len=max_seq_len, warmup_fraction=0.1)
 
 
 def files(ner_dir) -> TaskFiles:

@@ -191,12 +191,13 @@ def test_bert_encoder_reads_pairs_as_bert_does(tiny_bert, tmp_path):
 
 
 def test_table4_on_bert(tiny_bert, tmp_path):
-    from xling.finetune import FinetuneJob
+    from xling.finetune import FinetuneJob, Hyperparameters
     from xling.liu.mbert import run_mbert_xnli
 
     files = write_xnli(tmp_path)
-    job = FinetuneJob(task="xnli", src_lang="en", tgt_lang="en", hp={"batch_size": 8, "encoder_lr": 1e-3,
-                      "classifier_lr": 1e-2}, epochs=2, seed=1, max_seq_len=24, warmup_fraction=0.0)
+    job = FinetuneJob(task="xnli", src_lang="en", tgt_lang="en",
+                      hp=Hyperparameters(batch_size=8, encoder_lr=1e-3, classifier_lr=1e-2), epochs=2, seed=1,
+                      max_seq_len=24, warmup_fraction=0.0)
     dev = {lang: files[lang, "dev"] for lang in ("en", "fr")}
     test = {lang: files[lang, "test"] for lang in ("en", "fr")}
     res = run_mbert_xnli(job, tiny_bert, files["en", "train"], dev, test, texts(tmp_path), freeze=1, alphas=[1.0],

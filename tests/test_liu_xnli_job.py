@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from xling.finetune.job import FinetuneJob
+from xling.finetune.job import FinetuneJob, Hyperparameters
 from xling.liu.xnli_job import choose_alpha, freeze_below, run_liu_xnli
 
 
@@ -28,7 +28,7 @@ def model(tmp_path_factory):
 
 def job(**kw) -> FinetuneJob:
     return FinetuneJob(task="xnli", src_lang="en", tgt_lang="fr",
-                       hp={"batch_size": 8, "encoder_lr": 1e-3, "classifier_lr": 1e-2}, epochs=2, seed=1,
+                       hp=Hyperparameters(batch_size=8, encoder_lr=1e-3, classifier_lr=1e-2), epochs=2, seed=1,
                        max_seq_len=32, warmup_fraction=0.0, **kw)
 
 

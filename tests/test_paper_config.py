@@ -99,13 +99,13 @@ def test_figure5_keeps_the_best_cells_by_english_dev_not_by_the_target(monkeypat
     import xling.analysis.transfer as transfer
     import xling.finetune.examples as examples
     import xling.finetune.loop as loop
-    from xling.finetune.job import FinetuneJob
+    from xling.finetune.job import FinetuneJob, Hyperparameters
 
     grid = [{"batch_size": 16, "lr": lr} for lr in (1e-5, 2e-5, 3e-5)]
     planted = {1e-5: {"en": 70.0, "fr": 5.0}, 2e-5: {"en": 60.0, "fr": 15.0}, 3e-5: {"en": 50.0, "fr": 99.0}}
 
     def evaluate(task, encoder, head, items, lang, device, batch_size=32):
-        return {task.metric: planted[float(task.hp["lr"])][lang]}
+        return {task.metric: planted[float(task.hp.lr)][lang]}
 
     monkeypatch.setattr(examples, "load_split", lambda *a, **k: ([], 0))
     monkeypatch.setattr(loop, "train_cells", lambda jobs, *a, **k: [{"best_epoch": 1}])
@@ -122,8 +122,8 @@ def test_figure5_keeps_the_best_cells_by_english_dev_not_by_the_target(monkeypat
         def shared_parameters(self):
             return []
 
-    job = FinetuneJob(task="ner", src_lang="en", tgt_lang="fr", hp=grid[0], epochs=1, seed=1, max_seq_len=32,
-                      warmup_fraction=0.1)
+    job = FinetuneJob(task="ner", src_lang="en", tgt_lang="fr", hp=Hyperparameters.of(grid[0]), epochs=1, seed=1,
+                      max_seq_len=32, warmup_fraction=0.1)
     side = transfer.Side(encoder=dataclasses.make_dataclass("E", [("dictionary", object)])(None), lang="en",
                          words_to_subwords=lambda w: [[w]])
     monkeypatch.setattr(transfer, "Bottom", lambda *a, **k: None)

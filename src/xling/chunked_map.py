@@ -20,6 +20,7 @@ def _init_worker(factory: Callable[[Any], ChunkFn], arg: Any) -> None:
 
 
 def _run_chunk(chunk: list) -> list:
+    assert _WORKER_FN is not None, "the pool's initializer builds it first"
     return _WORKER_FN(chunk)
 
 

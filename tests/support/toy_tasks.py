@@ -4,7 +4,7 @@ by the fine-tuning tests. Imports no fairseq."""
 
 from __future__ import annotations
 
-from xling.finetune import FinetuneJob, TaskFiles
+from xling.finetune import FinetuneJob, Hyperparameters, TaskFiles
 
 LANGS = ["en", "fr"]
 WORDS = [f"w{i}" for i in range(12)] + ["yes", "maybe", "no"] + [f"p{i}" for i in range(4)] + \
@@ -88,7 +88,7 @@ def finetune_one(job: FinetuneJob, encoder, words_to_subwords, files: TaskFiles,
 
 def job(task, hp, epochs, seed, max_seq_len=64, **kw) -> FinetuneJob:
     """An en -> fr job of the fine-tuning rule's shape."""
-    return FinetuneJob(task=task, src_lang="en", tgt_lang="fr", hp=hp, epochs=epochs, seed=seed,
+    return FinetuneJob(task=task, src_lang="en", tgt_lang="fr", hp=Hyperparameters.of(hp), epochs=epochs, seed=seed,
                        max_seq_len=max_seq_len, warmup_fraction=0.1, **kw)
 
 

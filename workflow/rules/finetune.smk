@@ -6,7 +6,7 @@
 
 from types import SimpleNamespace
 
-from xling.finetune.job import GRID_RULE, FinetuneJob, cell_hp, cells_by_batch_size
+from xling.finetune.job import GRID_RULE, FinetuneJob, Hyperparameters, cell_hp, cells_by_batch_size
 from xling.taskdata.layout import task_dirs
 
 GRID_JOBS = config["finetune"]["grid_jobs"]

@@ -56,7 +56,7 @@ def liu_xnli_static_params():
 def liu_xnli_job():
     """xling.finetune.FinetuneJob of the study's XNLI fine-tuning (finetune.xnli's length and
     schedule, liu2020.xnli's cell)."""
-    hp = liu2020.xnli_hp(config)
+    hp = Hyperparameters.of(liu2020.xnli_hp(config))
     return FinetuneJob.build(config["finetune"], "xnli", SRC, SRC, hp, FSEED0, tokenize_params(*LIU_LANGS))
 
 

@@ -24,7 +24,7 @@ def figure5_job(w):
     """The xling.finetune.FinetuneJob fields of a Figure 5 job (Table 1's recipe for the task; its
     hp is each grid cell in turn), and the grid itself."""
     cell = SimpleNamespace(task=w.task, pair=w.pair, hp_id=finetune_hp_ids(w.task)[0], fseed=FSEED0)
-    grid = [cell_hp(config["finetune"], w.task, h) for h in finetune_hp_ids(w.task)]
+    grid = [cell_hp(config["finetune"], w.task, h).tracked() for h in finetune_hp_ids(w.task)]
     return {"job": finetune_job(cell).tracked(), "grid": grid}
 
 

@@ -19,7 +19,7 @@ from xling.finetune import FinetuneJob, GridSettings, TaskFiles, run_grid
 def main(sm) -> dict:
     i = sm.input
     files = TaskFiles(train=Path(i.train), en_dev=Path(i.en_dev), tgt_dev=Path(i.tgt_dev), tgt_test=Path(i.tgt_test))
-    jobs = [FinetuneJob(**job) for job in sm.params.jobs]
+    jobs = [FinetuneJob.from_tracked(job) for job in sm.params.jobs]
     results = run_grid(jobs, Path(i.checkpoint), Path(i.dictionary), Path(i.bpe), files, [Path(p) for p in sm.output],
                        device=torch_device(sm), metas=[dict(m) for m in sm.params.metas], log=log_line,
                        stanford_home=i.get("stanford"), settings=GridSettings.from_params(sm.params.grid))

@@ -21,7 +21,7 @@ def main(sm) -> dict:
     i, p = sm.input, sm.params
     langs = list(p.languages)
     res = run_liu_xnli(
-        FinetuneJob(**p.job), Path(i.checkpoint), Path(i.dictionary), Path(i.bpe), Path(i.train),
+        FinetuneJob.from_tracked(p.job), Path(i.checkpoint), Path(i.dictionary), Path(i.bpe), Path(i.train),
         {l: Path(i[f"dev_{l}"]) for l in langs}, {l: Path(i[f"test_{l}"]) for l in langs},
         {l: Path(i[f"text_{l}"]) for l in langs}, int(p.freeze), [float(a) for a in p.alphas], int(p.sentences),
         Path(sm.output.result), dict(p.meta), batch_size=int(p.batch_size), device=torch_device(sm),

@@ -22,7 +22,7 @@ def main(sm) -> dict:
     i, p = sm.input, sm.params
     langs = list(p.languages)
     res = run_mbert_xnli(
-        FinetuneJob(**p.job), {Path(f).name: Path(f) for f in i.model}, Path(i.train),
+        FinetuneJob.from_tracked(p.job), {Path(f).name: Path(f) for f in i.model}, Path(i.train),
         {l: Path(i[f"dev_{l}"]) for l in langs}, {l: Path(i[f"test_{l}"]) for l in langs},
         {l: Path(i[f"text_{l}"]) for l in langs}, int(p.freeze), [float(a) for a in p.alphas], int(p.sentences),
         Path(sm.output.result), dict(p.meta), batch_size=int(p.batch_size), device=torch_device(sm),

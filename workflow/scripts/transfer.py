@@ -17,7 +17,7 @@ from xling.finetune import FinetuneJob, TaskFiles
 
 def main(sm) -> dict:
     p, i = sm.params, sm.input
-    job = FinetuneJob(**p.spec["job"])
+    job = FinetuneJob.from_tracked(p.spec["job"])
     specs = {"source": model_spec(sm, job.src_lang, job.src_lang), "target": model_spec(sm, job.tgt_lang, job.tgt_lang),
              "bilingual": model_spec(sm, "bi", job.src_lang)}
     files = TaskFiles(train=Path(i.train), en_dev=Path(i.en_dev), tgt_test=Path(i.tgt_test))

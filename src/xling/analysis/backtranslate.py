@@ -83,7 +83,7 @@ def load_translator(directory: Path, device: str = "cpu"):
 
     tokenizer = MarianTokenizer.from_pretrained(str(directory), local_files_only=True)
     model = MarianMTModel.from_pretrained(str(directory), local_files_only=True)
-    return tokenizer, model.to(device).eval()
+    return tokenizer, model.to(device).eval()  # type: ignore[arg-type]  # transformers types .to unbound
 
 
 # --- translation -------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ def translate(sentences: list[str], tokenizer, model, batch_size: int = 32, num_
     for i, sentence in enumerate(sentences):
         if not sentence.strip():
             raise ValueError(f"sentence {i} is empty: nothing to translate")
-    out: list[str | None] = [None] * len(sentences)
+    out: dict[int, str] = {}
     with torch.inference_mode(), progress_bar(total=len(sentences), unit="sent", desc="fr->en",
                                               disable=not progress) as bar:
         for batch in _length_batches(sentences, batch_size):
@@ -121,7 +121,7 @@ def translate(sentences: list[str], tokenizer, model, batch_size: int = 32, num_
             for i, text in zip(batch, texts):
                 out[i] = text
             bar.update(len(batch))
-    return out
+    return [out[i] for i in range(len(sentences))]
 
 
 def _check_translations(texts: list[str], sources: list[str]) -> None:

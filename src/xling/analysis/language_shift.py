@@ -25,7 +25,7 @@ named in ``exclude_ids``; padding never counts.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence, cast
 
 import numpy as np
 import torch
@@ -79,7 +79,7 @@ def blocks(model: nn.Module, lang: int | str = 0) -> list[nn.Module]:
     core = _core(model, lang)
     if core is not None:
         enc, lang = core
-        return list(enc.language_layers[lang]) + list(enc.shared_layers)
+        return list(cast(nn.ModuleList, enc.language_layers[lang])) + list(enc.shared_layers)
     bert = _bert(model)
     if bert is None:
         raise _unknown(model)
@@ -281,7 +281,9 @@ def translate_tokens(model: nn.Module, input_ids: torch.Tensor, attention_mask: 
             logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
         else:
             enc, lang_id = core
-            out_id = lang_id if out_lang is None else _core(model, out_lang)[1]
+            out_core = core if out_lang is None else _core(model, out_lang)
+            assert out_core is not None  # the same model as ``core``
+            out_id = out_core[1]
             padding = None if attention_mask is None else ~attention_mask.bool()
             features, _ = enc.extract_features(input_ids, lang_id, padding_mask=padding)
             logits = enc.output_layer(features, out_id)

@@ -6,7 +6,7 @@ each for one language pair, written as a JSON result (contract: xling.report.ana
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -147,15 +147,16 @@ def cka_per_layer(a: np.ndarray, b: np.ndarray) -> list[float]:
 
 def _cka_intervals(estimates: dict[str, list[float] | None], draws: dict[str, np.ndarray]) -> dict:
     """Bootstrap intervals around the estimates (:func:`xling.analysis.cka.centred_interval`) per
-    kind and layer, and of the paired differences Figure 7 compares."""
+    kind and layer, and of the paired differences Figure 7 compares (a kind with draws has estimates)."""
+    drawn = {k: e for k, e in estimates.items() if k in draws and e is not None}
     pairs = [(x, y) for x, y in (("bilingual", "monolingual"), ("monolingual", "random"), ("bilingual", "random"))
-             if x in draws and y in draws]
+             if x in drawn and y in drawn]
     return {
-        "cka_interval": {k: ([centred_interval(e, d) for e, d in zip(estimates[k], draws[k])] if k in draws else None)
+        "cka_interval": {k: ([centred_interval(e, d) for e, d in zip(drawn[k], draws[k])] if k in drawn else None)
                          for k in estimates},
         "difference_interval": {
             f"{x}-{y}": [centred_interval(ex - ey, dx - dy)
-                         for ex, ey, dx, dy in zip(estimates[x], estimates[y], draws[x], draws[y])]
+                         for ex, ey, dx, dy in zip(drawn[x], drawn[y], draws[x], draws[y])]
             for x, y in pairs},
     }
 
@@ -198,16 +199,17 @@ def run_cka(pair: str, sentences: tuple[list[str], list[str]],
         (a, len_a), (b, len_b) = reps(specs[0], 0), reps(specs[1], 1)
         res_a = np.stack([length_residuals(x, len_a) for x in a])
         res_b = np.stack([length_residuals(x, len_b) for x in b])
-        cka[kind], controlled[kind] = cka_per_layer(a, b), cka_per_layer(res_a, res_b)
+        kind_cka, kind_controlled = cka_per_layer(a, b), cka_per_layer(res_a, res_b)
+        cka[kind], controlled[kind] = kind_cka, kind_controlled
         drift[kind] = [s.model.drift() for s in specs]
         layers = list(range(a.shape[0]))
-        log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(cka[kind]))
-            + " | length-controlled: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(controlled[kind])))
+        log(f"{kind}: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(kind_cka))
+            + " | length-controlled: " + " ".join(f"L{l}={v:.2f}" for l, v in enumerate(kind_controlled)))
         if idx is not None:
             draws[kind] = np.stack([bootstrap_cka(a[l], b[l], idx, device) for l in layers])
             controlled_draws[kind] = np.stack([bootstrap_cka(res_a[l], res_b[l], idx, device) for l in layers])
-    out = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0]), "drift": drift,
-           "length_controlled": {"cka": controlled}, **(meta or {})}
+    out: dict[str, Any] = {"pair": pair, "layers": layers, "cka": cka, "n": len(sentences[0]), "drift": drift,
+                           "length_controlled": {"cka": controlled}, **(meta or {})}
     if idx is not None:
         out["bootstrap"] = {"resamples": int(bootstrap), "seed": int(bootstrap_seed), "level": 0.95,
                             "interval": "percentile, centred on the estimate"}
@@ -274,9 +276,9 @@ def run_word_alignment(pair: str, vectors: dict[str, dict[str, Path]], fasttext:
     train, test = (list(read_muse(m)) for m in muse)
     ft = {}
     for lang in (src, tgt):
-        words, mat = read_vec(fasttext[lang], fasttext_rows)
-        words, rows = vocabulary(words)
-        ft[lang] = dict(zip(words, mat[rows]))
+        ft_words, mat = read_vec(fasttext[lang], fasttext_rows)
+        ft_words, ft_rows = vocabulary(ft_words)
+        ft[lang] = dict(zip(ft_words, mat[ft_rows]))
 
     def spaces(kind: str) -> tuple[dict, dict, dict]:
         """Per language: the model's words that fastText also has, their rows of ``kind``, and
@@ -293,7 +295,7 @@ def run_word_alignment(pair: str, vectors: dict[str, dict[str, Path]], fasttext:
             arr = np.load(vectors[lang][kind], mmap_mode="r")  # one layer at a time is read
             arr = arr if layer is None else arr[layer]
             sides.append((words[lang], np.asarray(arr[rows[lang]], dtype=np.float32)))
-        return align_both_ways(*sides, train, test, norm_steps, k)
+        return align_both_ways(sides[0], sides[1], train, test, norm_steps, k)
 
     words, rows, base = spaces("embedding")
     emb = {"mlm": mlm("embedding", words, rows), "fasttext": align_both_ways(base[src], base[tgt], train, test,

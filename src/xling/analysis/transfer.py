@@ -18,7 +18,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 import torch
@@ -27,7 +27,12 @@ from torch import nn
 from xling.analysis.align import apply_iterative_normalization, fit_iterative_normalization, procrustes
 from xling.analysis.words import piece_means
 from xling.io import atomic_path, atomic_write, write_result
+from xling.model.encoder import Vocabulary
 from xling.model.text import WordEncoder, WordsToSubwords
+
+if TYPE_CHECKING:
+    from xling.finetune.job import FinetuneJob
+    from xling.model.checkpoint import LoadedEncoder
 
 Log = Callable[[str], None]
 
@@ -58,7 +63,7 @@ def linked_word_states(encoder, lang: str, sentences: Sequence[Sequence[str]], w
         for r, s in enumerate(idx):
             tokens[r, : len(encoded[s].ids)] = torch.tensor(encoded[s].ids)
         slot_of_pos = torch.full((len(idx), width), -1, dtype=torch.long)
-        slots = []
+        slots: list[int] = []
         for r, s in enumerate(idx):
             e = encoded[s]
             ends = e.first[1:] + [len(e.ids) - 1]
@@ -97,6 +102,8 @@ def fit_maps(tgt: np.ndarray, src: np.ndarray, norm_steps: int) -> dict[str, np.
 class IterNorm(nn.Module):
     """``apply_iterative_normalization`` on the last axis, with fitted means (steps x dim)."""
 
+    means: torch.Tensor  # a buffer
+
     def __init__(self, means: np.ndarray):
         super().__init__()
         self.register_buffer("means", torch.as_tensor(np.asarray(means), dtype=torch.float32))
@@ -110,6 +117,8 @@ class IterNorm(nn.Module):
 class Bottom(nn.Module):
     """Layers 0..``layer`` of a pretrained encoder for one language, frozen (and kept in eval mode:
     no dropout), then optionally normalised and mapped by W."""
+
+    W: torch.Tensor | None  # a buffer where given
 
     def __init__(self, encoder, lang: str, layer: int, means: np.ndarray | None = None, W: np.ndarray | None = None):
         super().__init__()
@@ -143,11 +152,11 @@ class StackedEncoder(nn.Module):
     """``bottom`` under ``top`` (new Transformer layers) as an ``xling.finetune.Encoder``: only the
     top layers are shared (trainable) parameters."""
 
-    def __init__(self, bottom: Bottom, top: nn.ModuleList, dictionary):
+    def __init__(self, bottom: Bottom, top: nn.ModuleList, dictionary: Vocabulary):
         super().__init__()
         self.bottom, self.top, self.dictionary = bottom, top, dictionary
         self.languages = [bottom.lang]
-        self.dim = top[0].linear1.in_features
+        self.dim = cast(nn.TransformerEncoderLayer, top[0]).linear1.in_features
 
     def encode(self, tokens, lang, padding_mask=None) -> list[torch.Tensor]:
         if lang != self.bottom.lang:
@@ -181,21 +190,22 @@ class Side:
     """One language's bottom: its loaded encoder, the language it reads, its subword segmentation,
     and (aligned models) its normalisation means and map for the job's layer."""
 
-    encoder: object
+    encoder: LoadedEncoder
     lang: str
     words_to_subwords: WordsToSubwords
     means: np.ndarray | None = None
     W: np.ndarray | None = None
 
 
-def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict[str, tuple[Side, Path]],
-                 files, top_k: int, top: dict, device: str = "cpu", stanford_home: str | None = None,
-                 log: Log | None = None) -> dict:
-    """Train the new layers and head on English for each ``grid`` cell (``job``: an
-    ``xling.finetune.FinetuneJob`` whose ``hp`` is replaced per cell), keep the best epoch by
+def run_transfer(job: FinetuneJob, grid: Sequence[Mapping[str, Any]], layer: int, english: Side,
+                 targets: dict[str, tuple[Side, Path]], files, top_k: int, top: dict, device: str = "cpu",
+                 stanford_home: str | None = None, log: Log | None = None) -> dict:
+    """Train the new layers and head on English for each ``grid`` cell (its mapping, as the rule's
+    params give it; ``job``: the job whose ``hp`` is replaced per cell), keep the best epoch by
     English dev, then test each target (``targets``: lang -> (its side, its test file)). The result
     per target is the mean over the ``top_k`` cells best on English dev (Table 1's selection)."""
     from xling.finetune.examples import TaskData, load_split
+    from xling.finetune.job import Hyperparameters
     from xling.finetune.loop import ModuleCell, evaluate, set_seed, train_cells
     from xling.finetune.tasks import TASKS
 
@@ -203,7 +213,8 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
     t0 = time.time()
     # The data is encoded once for every cell: it depends on the labels fitted on the training set,
     # not on the cell's hyperparameters.
-    fitted = TASKS[job.task](dict(grid[0]))
+    hps = [Hyperparameters.of(cell) for cell in grid]
+    fitted = TASKS[job.task](hps[0])
     d_en = english.encoder.dictionary
     items, trunc = {}, {}
     for name in ("train", "en_dev"):
@@ -212,11 +223,11 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
     tgt_items = {lang: load_split(job, fitted, "tgt_test", path, side.lang, side.encoder.dictionary,
                                   side.words_to_subwords, stanford_home)[0] for lang, (side, path) in targets.items()}
     cells = []
-    for hp in grid:
-        cell_job = dataclasses.replace(job, hp=dict(hp))
+    for cell, hp in zip(grid, hps):
+        cell_job = dataclasses.replace(job, hp=hp)
         set_seed(job.seed)
         task = copy.copy(fitted)
-        task.hp = cell_job.hp
+        task.hp = hp
         top_layers = new_layers(top["dim"], top["heads"], top["ffn"], top["layers"], top["dropout"]).to(device)
         stack = StackedEncoder(Bottom(english.encoder, english.lang, layer, english.means, english.W), top_layers,
                                d_en).to(device)
@@ -229,8 +240,8 @@ def run_transfer(job, grid: list[dict], layer: int, english: Side, targets: dict
             view = StackedEncoder(Bottom(side.encoder, side.lang, layer, side.means, side.W), top_layers,
                                   side.encoder.dictionary).to(device)
             scores[lang] = evaluate(task, view, head, tgt_items[lang], side.lang, device)[task.metric]
-        log(f"cell {hp}: en dev {en_dev:.2f}; " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
-        cells.append({"hp": dict(hp), "en_dev": en_dev, "tgt_test": scores, "best_epoch": run["best_epoch"]})
+        log(f"cell {dict(cell)}: en dev {en_dev:.2f}; " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
+        cells.append({"hp": dict(cell), "en_dev": en_dev, "tgt_test": scores, "best_epoch": run["best_epoch"]})
     best = sorted(cells, key=lambda c: -c["en_dev"])[:top_k]
     return {
         "task": job.task, "metric": TASKS[job.task].metric, "layer": layer, "top_k": top_k,
@@ -319,7 +330,8 @@ def run_maps(links_path: Path, sides: dict[str, tuple[object, str, WordsToSubwor
     xt = linked_word_states(te, tl, tgt_tok, wt, tw, max_seq_len, batch_size, device)
     maps = fit_maps(xt, xs, norm_steps)
     with atomic_path(out) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **maps, links=np.int64(xs.shape[1]))
+        np.savez(fh, W=maps["W"], means_target=maps["means_target"], means_source=maps["means_source"],
+                 links=np.int64(xs.shape[1]))
     log(f"maps for {xs.shape[0]} layers from {xs.shape[1]} links")
     return {"links": int(xs.shape[1]), "layers": int(xs.shape[0])}
 

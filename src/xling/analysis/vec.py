@@ -15,7 +15,9 @@ def read_vec(path: Path, max_rows: int | None = None) -> tuple[list[str], np.nda
     """The first ``max_rows`` rows of a fastText text file (``n d`` header, then ``word v1 .. vd``
     per line; fastText writes them by decreasing frequency). A word seen twice keeps its first row."""
     path = Path(path)
-    words, rows, seen = [], [], set()
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    seen: set[str] = set()
     with open(path, encoding="utf-8", errors="strict") as fh:
         head = fh.readline().split()
         if len(head) != 2 or not all(h.isdigit() for h in head):

@@ -33,17 +33,17 @@ def reciprocal_ranks(queries: np.ndarray, candidates: np.ndarray, gold: Sequence
     Ties take the mean of the ranks they span (fractional ranking): a collapsed space, where every
     candidate is equally similar, then scores what a random order would, not a perfect 1."""
     Q, C = _unit(queries, "queries"), _unit(candidates, "candidates")
-    gold = np.asarray(gold, dtype=np.int64)
+    gold_idx = np.asarray(gold, dtype=np.int64)
     if Q.shape[1] != C.shape[1]:
         raise ValueError(f"word retrieval: queries have {Q.shape[1]} dimensions, candidates {C.shape[1]}")
-    if gold.shape != (len(Q),):
-        raise ValueError(f"word retrieval: {len(Q)} queries need {len(Q)} gold indices, got shape {gold.shape}")
-    if len(gold) and (gold.min() < 0 or gold.max() >= len(C)):
+    if gold_idx.shape != (len(Q),):
+        raise ValueError(f"word retrieval: {len(Q)} queries need {len(Q)} gold indices, got shape {gold_idx.shape}")
+    if len(gold_idx) and (gold_idx.min() < 0 or gold_idx.max() >= len(C)):
         raise ValueError(f"word retrieval: gold indices must be in 0..{len(C) - 1}")
     out = np.empty(len(Q))
     for start in range(0, len(Q), block):
         sims = Q[start:start + block] @ C.T
-        g = gold[start:start + block]
+        g = gold_idx[start:start + block]
         own = sims[np.arange(len(g)), g][:, None]
         higher = (sims > own).sum(axis=1)
         tied = (sims == own).sum(axis=1) - 1  # not counting the gold candidate itself

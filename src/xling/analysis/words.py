@@ -103,7 +103,7 @@ def contextual_word_vectors(
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Per layer, the average contextual vector of the ``max_words`` most frequent words of
     ``lines`` (BPE-segmented text, as pretraining read it; or any text ``line_words`` cuts into the
-    encoder's pieces and words, as m-BERT's WordPieces: ``xling.liu.mbert.wordpiece_line_words``).
+    encoder's pieces and words, as a transformers tokenizer cuts them: ``xling.model.huggingface.line_words``).
 
     A word occurrence's vector is the mean of its pieces' states; a word's vector the mean of its
     occurrences'. Returns ``(words, counts, vectors)`` with ``vectors`` ``[1 + layers, words,
@@ -117,7 +117,8 @@ def contextual_word_vectors(
         raise ValueError("contextual_word_vectors: the text has no words")
     vocab = sorted(counts, key=lambda w: (-counts[w], w))[:max_words]
     index = {w: i for i, w in enumerate(vocab)}
-    sums = counted = None
+    sums: torch.Tensor | None = None  # [L+1, words, D], and the words' counts: made by the first batch
+    counted: torch.Tensor | None = None
     encoder.train(False)
     pad, room = d.pad(), max_seq_len - 2  # <s> ... </s>
     order = sorted(range(len(segmented)), key=lambda i: len(segmented[i][0]))  # less padding
@@ -142,13 +143,13 @@ def contextual_word_vectors(
             continue
         tokens = tokens.to(device)
         states = torch.stack(encoder.encode(tokens, lang, padding_mask=tokens.eq(pad)))  # [L+1, B, T, D]
-        if sums is None:
+        if sums is None or counted is None:
             sums = torch.zeros((states.shape[0], len(vocab), states.shape[-1]), dtype=torch.float32, device=device)
             counted = torch.zeros(len(vocab), dtype=torch.long, device=device)
         words = torch.tensor(occ_word, dtype=torch.long, device=device)
         sums.index_add_(1, words, piece_means(states, occ_of_pos, len(occ_word)))
         counted += torch.bincount(words, minlength=len(vocab))
-    if sums is None:
+    if sums is None or counted is None:
         raise ValueError("contextual_word_vectors: no word of the text fitted in max_seq_len")
     seen = counted.gt(0)
     vectors = (sums[:, seen] / counted[seen][None, :, None].to(torch.float32)).cpu().numpy()

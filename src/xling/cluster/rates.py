@@ -25,7 +25,7 @@ from xling.pretrain.schedule import model_flops_per_token, schedule
 
 # Section 3.1: "We train it with 8 NVIDIA V100 GPUs ... and mixed precision. It takes around 3 days
 # to train one model", with the model and recipe below (80k joint BPE merges: ~80k entries).
-PAPER_RECIPE = {
+PAPER_RECIPE: dict[str, Any] = {
     "model": {"layers": 8, "dim": 768, "ffn_dim": 3072, "tokens_per_sample": 256},
     "pretrain": {"batch_size_per_gpu": 96, "batch_gpus": 8, "streams_per_epoch_per_gpu": 200_000, "max_epoch": 200,
                  "mask_prob": 0.15},
@@ -37,7 +37,7 @@ PAPER_RECIPE = {
 
 # Measured here: the demo's pretraining jobs (8 layers, 64 dims, 64-token streams, ~3.5k vocabulary)
 # ran at 6.6k tokens/s each on the slowest 2-core machine seen (two jobs sharing two cores).
-CPU_MEASURED = {"model": {"layers": 8, "dim": 64, "ffn_dim": 256, "tokens_per_sample": 64},
+CPU_MEASURED: dict[str, Any] = {"model": {"layers": 8, "dim": 64, "ffn_dim": 256, "tokens_per_sample": 64},
                 "pretrain": {"mask_prob": 0.15}, "vocab": 3_500, "tokens_per_s": 6_600}
 
 # English training sets: MultiNLI (392,702 pairs; an XNLI epoch is finetune.xnli.epoch_size of

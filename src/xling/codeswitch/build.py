@@ -4,9 +4,11 @@ training text `R/codeswitch/<pair>/<lang>.train.txt` + `report.json`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from xling.codeswitch.dictionary import (
     BatchTokenizer,
+    PairsIn,
     PhraseDictionary,
     read_dict,
     read_muse,
@@ -27,6 +29,7 @@ def build_dictionary(kind: str, source: Path, src_lang: str, tgt_lang: str, out_
     kind "muse": `source` is a MUSE `src tgt` file for src_lang -> tgt_lang.
     Entries are tokenised with `src_tok`/`tgt_tok` (lists of texts -> tokenised texts) so that
     they match the tokenised corpus."""
+    pairs: PairsIn
     if kind == "panlex":
         uids = {**DEFAULT_UIDS, **(uids or {})}
         pairs = read_panlex(source, uids[src_lang], uids[tgt_lang])
@@ -55,9 +58,10 @@ def codeswitch_pair(train: dict[str, Path], dicts: dict[str, Path], out_texts: d
     Each language gets its own random stream (seeded by seed, language and ``variant``: the
     copies pretraining cycles through by epoch). With `lowercase_fallback`, capitalised
     (sentence-initial) words also match lowercase entries."""
-    report = {"seed": seed, "variant": variant, "replace_prob": replace_prob, "max_fraction": max_fraction,
-              "batch_words": batch_words, "max_phrase_words": max_phrase_words,
-              "lowercase_fallback": lowercase_fallback, "languages": {}}
+    report: dict[str, Any] = {
+        "seed": seed, "variant": variant, "replace_prob": replace_prob, "max_fraction": max_fraction,
+        "batch_words": batch_words, "max_phrase_words": max_phrase_words,
+        "lowercase_fallback": lowercase_fallback, "languages": {}}
     for lang, path in train.items():
         dictionary = PhraseDictionary(read_dict(dicts[lang]), max_phrase_words, lowercase_fallback)
         stats = codeswitch_file(path, Path(out_texts[lang]), dictionary, variant_seed(seed, lang, variant),

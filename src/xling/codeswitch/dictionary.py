@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from xling.errors import InputError
 from xling.io import atomic_write
 
 Pairs = dict[tuple[str, str], float]
+# what is read: a PanLex dictionary's weights are counts
+PairsIn = Mapping[tuple[str, str], float]
 
 
 def read_muse(path: Path) -> Pairs:
@@ -31,7 +33,7 @@ def read_muse(path: Path) -> Pairs:
 BatchTokenizer = Callable[[list[str]], list[str]]
 
 
-def tokenize_pairs(pairs: Pairs, src_tok: BatchTokenizer | None, tgt_tok: BatchTokenizer | None) -> Pairs:
+def tokenize_pairs(pairs: PairsIn, src_tok: BatchTokenizer | None, tgt_tok: BatchTokenizer | None) -> Pairs:
     """Tokenise both sides like the corpus (so "l'homme" matches the corpus' "l' homme", and
     Chinese entries are segmented as the corpus is); a tokeniser maps a list of texts to their
     tokenised forms in one call (one segmenter run). Pairs that become the same add up."""
@@ -57,7 +59,7 @@ def _fmt(w: float) -> str:
     return str(int(w)) if float(w).is_integer() else repr(float(w))
 
 
-def write_dict(pairs: Pairs, path: Path, reverse: bool = False) -> int:
+def write_dict(pairs: PairsIn, path: Path, reverse: bool = False) -> int:
     """Write `src\\ttgt\\tweight` lines sorted by source, then weight (high first), then target;
     `reverse` swaps the sides (the other direction of the same dictionary)."""
     rows = [((b, a) if reverse else (a, b), w) for (a, b), w in pairs.items()]

@@ -130,15 +130,15 @@ def read_panlex(root: Path, src_uid: str, tgt_uid: str) -> dict[tuple[str, str],
 
     source_of: dict[str, str] = {}
     mpath = snap / "meaning.csv"
-    for _, (mid, source) in _rows(mpath, TABLE_COLUMNS["meaning.csv"]):
+    for _, (mid, sid) in _rows(mpath, TABLE_COLUMNS["meaning.csv"]):
         if mid in src_of:
-            source_of[mid] = source
+            source_of[mid] = sid
     spath = snap / "source.csv"
     needed = set(source_of.values())
     quality_grp: dict[str, tuple[int, str]] = {}
-    for line, (sid, quality, grp) in _rows(spath, TABLE_COLUMNS["source.csv"]):
+    for line, (sid, quality_field, grp_field) in _rows(spath, TABLE_COLUMNS["source.csv"]):
         if sid in needed:
-            quality_grp[sid] = (_int(spath, line, quality, "quality"), grp or sid)
+            quality_grp[sid] = (_int(spath, line, quality_field, "quality"), grp_field or sid)
 
     # (a, b) -> group -> best quality in that group
     best: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)

@@ -80,7 +80,7 @@ def switch_batch(batch: list[list[str]], dictionary: PhraseDictionary, rng: rand
         i = 0
         while i < len(words):
             k, entry = dictionary.longest_match(words, i, len(words))
-            if k == 0:
+            if entry is None:  # k == 0
                 i += 1
                 continue
             stats.dictionary_matches += 1
@@ -130,7 +130,7 @@ def switch_batch(batch: list[list[str]], dictionary: PhraseDictionary, rng: rand
     return out
 
 
-def codeswitch_lines(lines: Iterable[str], dictionary: PhraseDictionary, seed: int,
+def codeswitch_lines(lines: Iterable[str], dictionary: PhraseDictionary, seed: int | str,
                      replace_prob: float = 0.3, max_fraction: float = 0.15,
                      batch_words: int = 4096, stats: SwitchStats | None = None) -> Iterator[str]:
     """Code-switched lines (without newline) of tokenised `lines`, streaming batch by batch."""
@@ -143,7 +143,7 @@ def codeswitch_lines(lines: Iterable[str], dictionary: PhraseDictionary, seed: i
             yield " ".join(words)
 
 
-def codeswitch_file(src: Path, dst: Path, dictionary: PhraseDictionary, seed: int,
+def codeswitch_file(src: Path, dst: Path, dictionary: PhraseDictionary, seed: int | str,
                     replace_prob: float = 0.3, max_fraction: float = 0.15,
                     batch_words: int = 4096) -> dict:
     """Code-switch a tokenised text file into `dst` (atomically); returns the stats summary."""

@@ -67,11 +67,11 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"config key '{key}': {error.instance!r} is not allowed; allowed values: {allowed}" + (
             f" ({why})" if why else "")
     if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
-        unknown = sorted(set(error.instance) - set(allowed))
+        known = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(known))
         msg = f"config key '{key}': unknown key(s) {', '.join(map(repr, unknown))}"
-        if allowed:
-            msg += f"; allowed keys: {', '.join(allowed)}"
+        if known:
+            msg += f"; allowed keys: {', '.join(known)}"
         return msg
     if error.validator == "required":
         return f"config key '{key}': {error.message}"
@@ -154,7 +154,7 @@ def validate(cfg: dict) -> None:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
 
 
-def _cross_check(cfg: dict) -> Iterable[str]:
+def _cross_check(cfg: Mapping[str, Any]) -> Iterable[str]:
     """What the schema cannot say: references between sections, one line each."""
     yield from _language_problems(cfg)
     yield from _model_problems(cfg)
@@ -163,7 +163,7 @@ def _cross_check(cfg: dict) -> Iterable[str]:
     yield from external.problems(cfg)
 
 
-def _language_problems(cfg: dict) -> Iterable[str]:
+def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     langs, src = cfg["languages"], cfg["source_language"]
     if src not in langs:
         yield f"config key 'source_language': {src!r} is not in languages ({', '.join(langs)})"
@@ -185,7 +185,7 @@ def _language_problems(cfg: dict) -> Iterable[str]:
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
 
 
-def _model_problems(cfg: dict) -> Iterable[str]:
+def _model_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     model, pretrain = cfg["model"], cfg["pretrain"]
     for name, s in cfg["settings"].items():
         yield from separation_problems(s["separate"], model["layers"], f"settings.{name}.separate")
@@ -202,7 +202,7 @@ def _model_problems(cfg: dict) -> Iterable[str]:
         yield f"config key 'model.heads': {model['heads']} does not divide model.dim={model['dim']}"
 
 
-def _analysis_problems(cfg: dict) -> Iterable[str]:
+def _analysis_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     a, rows, downloads = cfg["analysis"], cfg["settings"], cfg["downloads"]
     yield from _random_encoder_seed_problems(cfg)
     for key, names in (("shared_space.settings", a.get("shared_space", {}).get("settings", [])),
@@ -270,11 +270,11 @@ def pair_langs(pair: str) -> tuple[str, str]:
     return src, tgt
 
 
-def target_languages(cfg: dict) -> list[str]:
+def target_languages(cfg: Mapping[str, Any]) -> list[str]:
     return [pair_langs(p)[1] for p in cfg["pairs"]]
 
 
-def grid_cells(task_cfg: dict) -> list[dict[str, Any]]:
+def grid_cells(task_cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
     """All hyperparameter combinations of a task's grid, in a stable order."""
     grid = task_cfg["grid"]
     keys = list(grid)
@@ -288,7 +288,7 @@ def hp_id(cell: dict[str, Any]) -> str:
                     for k, v in cell.items())
 
 
-def cell_from_id(task_cfg: dict, ident: str) -> dict[str, Any]:
+def cell_from_id(task_cfg: Mapping[str, Any], ident: str) -> dict[str, Any]:
     for cell in grid_cells(task_cfg):
         if hp_id(cell) == ident:
             return cell
@@ -311,7 +311,7 @@ def data_language(name: str) -> str:
     return name.removesuffix(PRIME)
 
 
-def monolingual_models(cfg: dict) -> list[str]:
+def monolingual_models(cfg: Mapping[str, Any]) -> list[str]:
     """Section 5's monolingual models: one per language plus en_prime (English, another seed)."""
     models = list(cfg["monolingual"]["languages"])
     if cfg["source_language"] in models:
@@ -319,7 +319,7 @@ def monolingual_models(cfg: dict) -> list[str]:
     return models
 
 
-def en_prime_source(cfg: dict) -> str | None:
+def en_prime_source(cfg: Mapping[str, Any]) -> str | None:
     """Where Figure 7's en′ sentences come from: 'download' (a ready line-aligned file,
     analysis.en_paraphrase), 'backtranslation' (analysis.backtranslation), or None (no en′)."""
     a = cfg["analysis"]
@@ -330,7 +330,7 @@ def en_prime_source(cfg: dict) -> str | None:
     return None
 
 
-def figure7_pairs(cfg: dict) -> list[str]:
+def figure7_pairs(cfg: Mapping[str, Any]) -> list[str]:
     """The en-X pairs whose bilingual model Figure 7 compares (every Section 5 language, en-de
     included although Table 1 has no en-de row), plus en-en_prime when en′ exists."""
     a, src = cfg["analysis"], cfg["source_language"]
@@ -342,25 +342,25 @@ def figure7_pairs(cfg: dict) -> list[str]:
     return pairs
 
 
-def pretrain_seed(cfg: dict) -> int:
+def pretrain_seed(cfg: Mapping[str, Any]) -> int:
     """The seed of every model pretrained once (Section 5's), the first of Table 1's."""
     return int(cfg["seeds"]["pretrain"][0])
 
 
-def monolingual_seed(cfg: dict, mono: str) -> int:
+def monolingual_seed(cfg: Mapping[str, Any], mono: str) -> int:
     """The seed a monolingual model of Section 5 trains with: en′ its own, the others the first
     pretraining seed."""
     return int(cfg["monolingual"]["en_prime_seed"]) if is_prime(mono) else pretrain_seed(cfg)
 
 
-def training_seeds(cfg: dict) -> dict[str, int]:
+def training_seeds(cfg: Mapping[str, Any]) -> dict[str, int]:
     """Every seed a pretrained model of the run starts from, by the config key that sets it."""
     seeds = {f"seeds.pretrain[{i}]": int(s) for i, s in enumerate(cfg["seeds"]["pretrain"])}
     seeds["monolingual.en_prime_seed"] = int(cfg["monolingual"]["en_prime_seed"])
     return seeds
 
 
-def _random_encoder_seed_problems(cfg: dict) -> Iterable[str]:
+def _random_encoder_seed_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     """Figure 7's random encoder is initialised as the models are (fairseq seeds torch right
     before it builds a model): with a training seed it would be that model at update 0."""
     seed = int(cfg["analysis"]["random_seed"])
@@ -371,12 +371,12 @@ def _random_encoder_seed_problems(cfg: dict) -> Iterable[str]:
                f"model trains with")
 
 
-def finetune_seed(cfg: dict) -> int:
+def finetune_seed(cfg: Mapping[str, Any]) -> int:
     """The seed of every task model trained once (Figure 5's), the first of Table 1's."""
     return int(cfg["seeds"]["finetune"][0])
 
 
-def bilingual_models(cfg: dict) -> list[tuple[str, str, int]]:
+def bilingual_models(cfg: Mapping[str, Any]) -> list[tuple[str, str, int]]:
     """(setting, pair, seed) of every bilingual pretraining job: Table 1's settings x pairs x
     pretraining seeds, then Figure 7's bilingual models that Table 1 does not train (en-de;
     en-en_prime with analysis.prime_setting's parameter sharing), once, with the first seed."""
@@ -390,7 +390,7 @@ def bilingual_models(cfg: dict) -> list[tuple[str, str, int]]:
     return out
 
 
-def language_embedding_twins(cfg: dict) -> dict[str, str]:
+def language_embedding_twins(cfg: Mapping[str, Any]) -> dict[str, str]:
     """Table 1 rows and their twin that differs from them only in language embeddings (its label
     and its own ``language_embeddings``, set against ``model.language_embeddings``): ``{row: twin}``,
     for the finding that compares the two (config/demo_full_langemb.yaml)."""
@@ -410,7 +410,7 @@ def language_embedding_twins(cfg: dict) -> dict[str, str]:
     return twins
 
 
-def data_pairs(cfg: dict) -> list[str]:
+def data_pairs(cfg: Mapping[str, Any]) -> list[str]:
     """Pairs whose BPE and binarised data the workflow builds (en-en_prime reuses the
     monolingual English data instead)."""
     return list(dict.fromkeys(p for _, p, _ in bilingual_models(cfg) if not is_prime(p)))
@@ -421,7 +421,7 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def figure5_pairs(cfg: dict) -> list[str]:
+def figure5_pairs(cfg: Mapping[str, Any]) -> list[str]:
     """The Table 1 pairs Figure 5 transfers to: each needs its monolingual target model and the
     bilingual model of ``analysis.bilingual_setting``; none when ``analysis.transfer.tasks`` is empty."""
     a = cfg["analysis"]
@@ -431,7 +431,7 @@ def figure5_pairs(cfg: dict) -> list[str]:
     return [p for p in cfg["pairs"] if set(pair_langs(p)) <= mono]
 
 
-def analysis_targets(cfg: dict) -> list[str]:
+def analysis_targets(cfg: Mapping[str, Any]) -> list[str]:
     """Languages the source is compared with in Figures 6-7: each other monolingual model's
     language, and ``<src>_prime`` (en') when en′ sentences are configured (Figure 7 only)."""
     src = cfg["source_language"]

@@ -5,12 +5,12 @@ the validated config, below :mod:`xling.config`: nothing here imports the rest o
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 FULL = "full"
 
 
-def languages(cfg: dict) -> list[str]:
+def languages(cfg: Mapping[str, Any]) -> list[str]:
     """The study's languages, the source language first ([] when the study is off)."""
     langs = list(cfg["liu2020"]["languages"])
     if not langs:
@@ -19,13 +19,13 @@ def languages(cfg: dict) -> list[str]:
     return [src] + [lang for lang in langs if lang != src]
 
 
-def retrieval_languages(cfg: dict) -> list[str]:
+def retrieval_languages(cfg: Mapping[str, Any]) -> list[str]:
     """The languages whose words are retrieved from the source language's."""
     chosen = cfg["liu2020"]["retrieval"]["languages"]
     return list(chosen) if chosen is not None else languages(cfg)[1:]
 
 
-def dictionary_id(cfg: dict, lang: str) -> str:
+def dictionary_id(cfg: Mapping[str, Any], lang: str) -> str:
     """The downloads key of the MUSE dictionary between the source language and ``lang``."""
     return f"muse_{cfg['source_language']}_{lang}_{cfg['liu2020']['retrieval']['dictionary']}"
 
@@ -35,16 +35,16 @@ def window_id(window: str | int) -> str:
     return FULL if window == FULL else f"w{int(window)}"
 
 
-def window_ids(cfg: dict) -> list[str]:
+def window_ids(cfg: Mapping[str, Any]) -> list[str]:
     return [window_id(w) for w in cfg["liu2020"]["windows"]]
 
 
-def model_section(cfg: dict) -> dict:
+def model_section(cfg: Mapping[str, Any]) -> dict:
     """``model`` with the study's own values (liu2020.model) over it."""
     return {**cfg["model"], **cfg["liu2020"]["model"]}
 
 
-def pretrain_section(cfg: dict, wid: str) -> dict:
+def pretrain_section(cfg: Mapping[str, Any], wid: str) -> dict:
     """``pretrain`` (with liu2020.pretrain over it) of one context window: ``full`` keeps it as it
     is; ``w<N>`` cuts every sentence into samples of at most N tokens (one sentence per sample, no
     token dropped) and, unless ``liu2020.window_tokens`` is ``none``, is given as many tokens as
@@ -58,13 +58,13 @@ def pretrain_section(cfg: dict, wid: str) -> dict:
     return p
 
 
-def xnli_freeze(cfg: dict) -> int:
+def xnli_freeze(cfg: Mapping[str, Any]) -> int:
     """Lower layers XNLI fine-tuning keeps fixed (and the layer the shift is added at)."""
     chosen = cfg["liu2020"]["xnli"]["freeze_layers"]
     return int(chosen) if chosen is not None else model_section(cfg)["layers"] // 2
 
 
-def xnli_hp(cfg: dict) -> dict:
+def xnli_hp(cfg: Mapping[str, Any]) -> dict:
     """The XNLI cell the study's models are fine-tuned with: liu2020.xnli.hp, else the first cell
     of finetune.xnli's grid (the first value of each of its lists)."""
     chosen = cfg["liu2020"]["xnli"]["hp"]
@@ -73,19 +73,19 @@ def xnli_hp(cfg: dict) -> dict:
     return {k: values[0] for k, values in cfg["finetune"]["xnli"]["grid"].items()}
 
 
-def translation_layers(cfg: dict) -> list[int]:
+def translation_layers(cfg: Mapping[str, Any]) -> list[int]:
     """The layers token translation shifts (1..L unless chosen)."""
     chosen = cfg["liu2020"]["translation"]["layers"]
     return list(chosen) if chosen is not None else list(range(1, model_section(cfg)["layers"] + 1))
 
 
-def directions(cfg: dict) -> list[tuple[str, str]]:
+def directions(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Token translation's directions: source -> x, then x -> source, for each translation language."""
     src, langs = cfg["source_language"], cfg["liu2020"]["translation"]["languages"]
     return [(src, l) for l in langs] + [(l, src) for l in langs]
 
 
-def problems(cfg: dict) -> Iterable[str]:
+def problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     """What is wrong with the liu2020 section beyond what the schema says (one line each)."""
     liu = cfg["liu2020"]
     if not liu["languages"]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import torch
 
@@ -46,6 +46,9 @@ from xling.bpe.manifest import SEPARATOR, read_manifest
 from xling.config import data_language
 from xling.errors import InputError
 from xling.io import atomic_dir
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 EXPORT_INFO = "xling_export.json"
 BPE_DIR = "bpe"
@@ -155,7 +158,8 @@ def xlm_config(encoder, dictionary, languages: list[str]):
     from transformers import XLMConfig
 
     layer = encoder.shared_layers[0]
-    return XLMConfig(
+    # lang2id and id2lang: XLM's fields that XLMConfig keeps as extra keys (its typed signature lacks them)
+    return XLMConfig(  # type: ignore[call-arg]
         vocab_size=len(dictionary),
         emb_dim=encoder.dim,
         n_layers=encoder.num_layers,
@@ -172,9 +176,9 @@ def xlm_config(encoder, dictionary, languages: list[str]):
         id2lang=dict(enumerate(languages)),
         max_position_embeddings=encoder.max_positions_,
         layer_norm_eps=layer.norm1.eps,
-        bos_index=dictionary.bos(),
-        eos_index=dictionary.eos(),
-        pad_index=dictionary.pad(),
+        bos_token_id=dictionary.bos(),
+        eos_token_id=dictionary.eos(),
+        pad_token_id=dictionary.pad(),
         unk_index=dictionary.unk(),
         mask_index=dictionary.index("<mask>"),
         mask_token_id=dictionary.index("<mask>"),
@@ -214,6 +218,7 @@ def xlm_state_dict(encoder) -> dict[str, torch.Tensor]:
 def hf_model(encoder, dictionary, languages: list[str]):
     """The ``transformers`` model of :func:`export_format` with ``encoder``'s weights, in eval
     mode. Every parameter is set from ours (checked), so nothing keeps its random initialisation."""
+    model: PreTrainedModel
     if export_format(encoder) == XLM:
         from transformers import XLMWithLMHeadModel
 
@@ -266,7 +271,7 @@ def xlm_piece(symbol: str) -> str:
 
 
 def xlm_vocab(dictionary) -> dict[str, int]:
-    vocab = {}
+    vocab: dict[str, int] = {}
     for i, sym in enumerate(dictionary.symbols):
         piece = xlm_piece(sym)
         if piece in vocab:
@@ -349,7 +354,7 @@ def export_model(checkpoint: Path, dictionary: Path, bpe_manifest: Path, out_dir
     settings ``tokenize``, and ``info``). Returns the export record."""
     from xling.model import PretrainedModel
 
-    loaded = PretrainedModel.xling(checkpoint, dictionary, bpe_manifest).load()
+    loaded = PretrainedModel.xling(checkpoint, dictionary, bpe_manifest).checkpoint_encoder()
     why = exportable(loaded.encoder)
     if why:
         raise InputError(checkpoint, None, "a model whose parts are all shared by its languages "
@@ -416,7 +421,8 @@ class Pretokenizer:
         text_lang = data_language(lang)
         if text_lang not in info["tokenize"]:
             raise InputError(info_path, None, f"tokeniser settings for {text_lang!r}", ", ".join(info["tokenize"]))
-        settings = TokenizeSettings(**info["tokenize"][text_lang], stanford_home=stanford_home)
+        settings = TokenizeSettings(**info["tokenize"][text_lang],
+                                    stanford_home=None if stanford_home is None else str(stanford_home))
         self._lines, _ = line_and_word_tokenizers(settings)
         self._bpe = SubwordTokenizer(export_dir / info["bpe"], text_lang)
 

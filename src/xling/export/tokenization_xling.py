@@ -52,7 +52,8 @@ class XlingTokenizer(XLMTokenizer):
             raise ValueError(f"language {lang!r} is not one of the model's: {', '.join(self.moses_languages)}")
         return self.moses_languages[lang]
 
-    def tokenize(self, text, lang=None, **kwargs):
+    # takes a language, as XLMTokenizer's own _tokenize does: transformers' base classes' do not
+    def tokenize(self, text, lang=None, **kwargs):  # type: ignore[override]  # the added lang
         """``text``'s pieces, with the Moses rules of ``lang`` (a language of the model; default
         ``self.language``). ``tokenizer(text, lang=...)`` passes ``lang`` here."""
         self._call_language = lang or self.language
@@ -70,7 +71,7 @@ class XlingTokenizer(XLMTokenizer):
                                                            post_remove_control_chars=True)
         return self._normalizers[lang].normalize(text + "\n")
 
-    def _tokenize(self, text, lang=None, bypass_tokenizer=False):
+    def _tokenize(self, text, lang=None, bypass_tokenizer=False):  # type: ignore[override]  # as XLMTokenizer's
         language = self._call_language or lang or self.language
         moses = self._moses(language)
         if bypass_tokenizer:

@@ -12,11 +12,14 @@ layers) written out; ``tests/test_finetune_grid.py`` checks it against the modul
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+if TYPE_CHECKING:
+    from xling.pretrain.encoder import EncoderCore
 
 Weights = Mapping[str, torch.Tensor]
 
@@ -94,7 +97,7 @@ class CellEncoder:
     ``core``: the loaded model's encoder (``LoadedEncoder.encoder``); the weights are passed per
     call under its parameter names, so the same code runs eagerly and compiled."""
 
-    def __init__(self, core: nn.Module):
+    def __init__(self, core: EncoderCore):
         for attr in ("embed_tokens", "embed_positions", "emb_layer_norm", "language_layers", "shared_layers",
                      "_emb_index", "_pos_index"):
             if not hasattr(core, attr):
@@ -103,10 +106,11 @@ class CellEncoder:
         self.core = core
         self.max_positions = core.max_positions_
         self.p_embed = core.dropout.p
-        self.eps_embed = [ln.eps for ln in core.emb_layer_norm]
+        self.eps_embed = [cast(nn.LayerNorm, ln).eps for ln in core.emb_layer_norm]
         # XLM's language embeddings (a table every cell trains; a row per language)
         self.language_table = "embed_languages.weight" if getattr(core, "embed_languages", None) is not None else None
-        self.language_layers = [[_Layer(f"language_layers.{lang}.{i}.", layer) for i, layer in enumerate(layers)]
+        self.language_layers = [[_Layer(f"language_layers.{lang}.{i}.", layer)
+                                 for i, layer in enumerate(cast(nn.ModuleList, layers))]
                                 for lang, layers in enumerate(core.language_layers)]
         self.shared_layers = [_Layer(f"shared_layers.{i}.", layer) for i, layer in enumerate(core.shared_layers)]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable
+from typing import Callable, Mapping
 
 import torch
 
@@ -35,7 +35,7 @@ def _aligned(n: int) -> int:
 class CellParameters:
     """M copies of the named trained tensors ``encoder`` then ``head`` (name -> initial value)."""
 
-    def __init__(self, encoder: dict[str, torch.Tensor], head: dict[str, torch.Tensor], cells: int, device):
+    def __init__(self, encoder: Mapping[str, torch.Tensor], head: Mapping[str, torch.Tensor], cells: int, device):
         self.cells = cells
         self.offsets: dict[str, tuple[int, tuple[int, ...]]] = {}
         end = 0

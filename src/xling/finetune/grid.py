@@ -87,6 +87,13 @@ class GridSettings:
         bf16 = cuda and compiled if self.bf16 is None else bool(self.bf16)
         return dataclasses.replace(self, compile=compiled, bf16=bf16, buckets=buckets)
 
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        """The padded lengths of :meth:`resolved` settings (``buckets`` resolved)."""
+        if self.buckets is None:
+            raise ValueError("grid settings not resolved: no buckets yet")
+        return self.buckets
+
 
 def default_buckets(max_seq_len: int) -> tuple[int, ...]:
     """Lengths 16, 24, 32, 48, 64, 96, ... (multiples of 8, each about 1.5x the last) up to
@@ -112,12 +119,14 @@ def check_grid(jobs: list[FinetuneJob]) -> None:
     if not jobs:
         raise ValueError("a grid job needs at least one cell")
     ref = jobs[0]
+    ref_hp = ref.hp.tracked()
     for i, job in enumerate(jobs[1:], 1):
-        if set(job.hp) != set(ref.hp):
-            raise ValueError(f"grid cell {i}: hyperparameters {sorted(job.hp)}, cell 0 has {sorted(ref.hp)}")
-        for key in job.hp:
-            if key not in LR_KEYS and job.hp[key] != ref.hp[key]:
-                raise ValueError(f"grid cell {i}: {key} {job.hp[key]!r}, cell 0 has {ref.hp[key]!r} "
+        hp = job.hp.tracked()
+        if set(hp) != set(ref_hp):
+            raise ValueError(f"grid cell {i}: hyperparameters {sorted(hp)}, cell 0 has {sorted(ref_hp)}")
+        for key in hp:
+            if key not in LR_KEYS and hp[key] != ref_hp[key]:
+                raise ValueError(f"grid cell {i}: {key} {hp[key]!r}, cell 0 has {ref_hp[key]!r} "
                                  "(one grid job trains cells that differ only in learning rates)")
         for f in dataclasses.fields(FinetuneJob):
             if f.name != "hp" and getattr(job, f.name) != getattr(ref, f.name):
@@ -125,18 +134,20 @@ def check_grid(jobs: list[FinetuneJob]) -> None:
                                  f"{getattr(ref, f.name)!r}")
 
 
-class _Loss(nn.Module):
-    """The task's loss with ``head`` as a submodule, so torch.func can call it with a cell's weights."""
+class _HeadModule(nn.Module):
+    """The task with ``head`` as a submodule, so torch.func can call it with a cell's weights."""
 
     def __init__(self, task: TaskAdapter, head: nn.Module):
         super().__init__()
         self.task, self.head = task, head
 
+
+class _Loss(_HeadModule):
     def forward(self, hidden: torch.Tensor, batch: dict) -> torch.Tensor:
         return self.task.loss(self.head, hidden, batch)
 
 
-class _Predict(_Loss):
+class _Predict(_HeadModule):
     def forward(self, hidden: torch.Tensor, batch: dict, items: list[Item]) -> list:
         return self.task.predict(self.head, hidden, batch, items)
 
@@ -174,7 +185,7 @@ class GridModel:
         if settings.compile:
             # one graph per padded length; raise dynamo's limit past the number of buckets
             torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit,
-                                                       len(settings.buckets) + 2)
+                                                       len(settings.lengths) + 2)
             self._losses = torch.compile(self._cell_losses, dynamic=False, mode=settings.compile_mode)
 
     def _autocast(self):
@@ -246,7 +257,7 @@ class GridModel:
         return schedules
 
     def step(self, chunk: list[Item], lang: str) -> torch.Tensor:
-        buckets = self.settings.buckets if self.settings.compile else ()
+        buckets = self.settings.lengths if self.settings.compile else ()
         return train_step(self, self.optimizers, chunk, self.encoder.lang_id(lang), buckets)
 
     def scores(self, items: list[Item], lang: str) -> list[dict]:
@@ -300,7 +311,7 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     job = jobs[0]
     set_seed(job.seed)  # the head's initialisation and the data order: each cell's as if alone
     task: TaskAdapter = TASKS[job.task](job.hp)
-    device = torch.device(device)
+    dev = torch.device(device)
     log = log or (lambda msg: None)
     limit = max_positions(encoder)
     if limit is not None and job.max_seq_len > limit:
@@ -308,16 +319,16 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     data = load_task_data(job, task, encoder.dictionary, words_to_subwords, files, stanford_home)
     model: GridModel | ModuleCell
     if batched(encoder) and not as_module:
-        settings = (settings or GridSettings.from_params()).resolved(device, job.max_seq_len)
+        settings = (settings or GridSettings.from_params()).resolved(dev, job.max_seq_len)
         trainable = freeze_language_specific(encoder)
         head = task.make_head(encoder.dim)
-        model = GridModel(encoder, task, head, trainable, len(jobs), [job.src_lang, job.tgt_lang], device, settings,
+        model = GridModel(encoder, task, head, trainable, len(jobs), [job.src_lang, job.tgt_lang], dev, settings,
                           log)
-        log(f"{len(jobs)} cells; compile {settings.compile}, bf16 {settings.bf16}, buckets {list(settings.buckets)}")
+        log(f"{len(jobs)} cells; compile {settings.compile}, bf16 {settings.bf16}, buckets {list(settings.lengths)}")
     elif len(jobs) == 1:
-        encoder.to(device)
+        encoder.to(dev)
         trainable = freeze_language_specific(encoder)
-        model = ModuleCell(task, encoder, task.make_head(encoder.dim).to(device), trainable, device)
+        model = ModuleCell(task, encoder, task.make_head(encoder.dim).to(dev), trainable, dev)
     else:
         raise ValueError(f"{len(jobs)} cells train together only on the pipeline's encoder "
                          f"(xling.model.checkpoint.LoadedEncoder), not a {type(encoder).__name__}")
@@ -331,7 +342,7 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     # the grid's times: its cells trained together
     timing = {"train_s": runs[0]["train_s"], "eval_s": runs[0]["eval_s"] + time.time() - t3,
               "total_s": time.time() - t_start}
-    return [result_record(j, task, run, s, data, timing, device) for j, run, s in zip(jobs, runs, scores)]
+    return [result_record(j, task, run, s, data, timing, dev) for j, run, s in zip(jobs, runs, scores)]
 
 
 def batched(encoder) -> bool:
@@ -358,5 +369,5 @@ def run_grid(jobs: list[FinetuneJob], checkpoint: Path, dictionary: Path, bpe: P
         raise RuntimeError(f"device {device} requested but CUDA is not available")
     model = PretrainedModel.xling(checkpoint, dictionary, bpe)
     results = finetune_grid(jobs, model.load(), model.subwords, files, device, log, stanford_home, settings)
-    return [write_result(r, checkpoint, bpe, (metas or [None] * len(jobs))[i], out_jsons[i])
+    return [write_result(r, checkpoint, bpe, metas[i] if metas is not None else None, out_jsons[i])
             for i, r in enumerate(results)]

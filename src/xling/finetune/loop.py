@@ -22,7 +22,7 @@ import copy
 import math
 import random
 import time
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -64,20 +64,20 @@ def evaluate(task: TaskAdapter, encoder: Encoder, head, items: list[Item], lang:
     return task.score(items, preds)
 
 
-def make_optimizer(job: FinetuneJob, shared: list[torch.Tensor], head: torch.nn.Module | list[torch.Tensor],
+def make_optimizer(job: FinetuneJob, shared: Sequence[torch.Tensor], head: torch.nn.Module | Sequence[torch.Tensor],
                    total_steps: int, fused: bool | None = None):
     """Adam over the trainable encoder parameters and the head (a module or its tensors; XNLI: one
     learning rate each), and its schedule over ``total_steps``. ``fused``: torch's fused kernel
     (None: torch's default, foreach)."""
     hp = job.hp
-    head_params = list(head.parameters()) if isinstance(head, torch.nn.Module) else list(head)
-    if "encoder_lr" in hp:
-        groups = [{"params": list(shared), "lr": float(hp["encoder_lr"])},
-                  {"params": head_params, "lr": float(hp["classifier_lr"])}]
+    head_params: list[torch.Tensor] = list(head.parameters()) if isinstance(head, torch.nn.Module) else list(head)
+    encoder_lr, head_lr = hp.learning_rates()
+    if hp.split_lr:
+        groups = [{"params": list(shared), "lr": encoder_lr}, {"params": head_params, "lr": head_lr}]
     else:
-        groups = [{"params": list(shared) + head_params, "lr": float(hp["lr"])}]
+        groups = [{"params": list(shared) + head_params, "lr": encoder_lr}]
     optimizer = torch.optim.Adam(groups, fused=fused)
-    schedule = job.schedule or ("constant" if "encoder_lr" in hp else "warmup_linear")
+    schedule = job.schedule or ("constant" if hp.split_lr else "warmup_linear")
     factor = SCHEDULES[schedule]
     warmup = float(job.warmup_fraction)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: factor(step, total_steps, warmup))
@@ -162,7 +162,7 @@ def train_cells(jobs: list[FinetuneJob], task: TaskAdapter, model: Cells, data: 
     dev score, restored at the end. One run record per cell."""
     job, cells = jobs[0], model.cells
     train_items = data.items["train"]
-    batch_size = int(job.hp["batch_size"])
+    batch_size = int(job.hp.batch_size)
     per_epoch = job.epoch_size or len(train_items)
     steps_per_epoch = math.ceil(per_epoch / batch_size)
     total_steps = steps_per_epoch * job.epochs
@@ -193,11 +193,14 @@ def train_cells(jobs: list[FinetuneJob], task: TaskAdapter, model: Cells, data: 
         eval_s += t2 - t1
         for m in range(cells):
             history[m].append({"epoch": epoch, "train_loss": float(train_loss[m]), "en_dev": dev[m]})
-            if best[m] is None or dev[m] > best[m][0]:
+            kept = best[m]
+            if kept is None or dev[m] > kept[0]:
                 best[m] = (dev[m], epoch)
                 model.keep(m)
         log(f"epoch {epoch}: loss " + " ".join(f"{x:.4f}" for x in train_loss)
             + f" | en dev {task.metric} " + " ".join(f"{x:.2f}" for x in dev))
     model.restore_best()
-    return [{"best_epoch": best[m][1], "history": history[m], "epoch_size": per_epoch, "steps": total_steps,
+    best_epochs = [b[1] for b in best if b is not None]
+    assert len(best_epochs) == cells  # the first epoch is every cell's best so far
+    return [{"best_epoch": best_epochs[m], "history": history[m], "epoch_size": per_epoch, "steps": total_steps,
              "schedule": schedules[m], "train_s": train_s, "eval_s": eval_s} for m in range(cells)]

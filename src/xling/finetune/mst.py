@@ -101,6 +101,7 @@ def decode_mst(scores: np.ndarray) -> np.ndarray:
         sc = tree_score(s, cand)
         if sc > best_score:
             best, best_score = cand, sc
+    assert best is not None  # every candidate's score is finite (n >= 2: there is one)
     return best
 
 

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from xling.finetune.data import NLI_LABELS, read_bio, read_nli, read_trees
 from xling.finetune.heads import BiaffineParser, SentenceClassifier, Tagger
+from xling.finetune.job import Hyperparameters
 from xling.finetune.mst import decode_mst
 from xling.metrics.classification import accuracy
 from xling.metrics.ner import span_f1
@@ -46,7 +47,7 @@ class TaskAdapter:
     metric: str
     suffix: str
 
-    def __init__(self, hp: dict):
+    def __init__(self, hp: Hyperparameters):
         self.hp = hp
         self.labels: list[str] = []
 
@@ -201,9 +202,10 @@ class ParsingTask(TaskAdapter):
         return b
 
     def make_head(self, dim):
-        return BiaffineParser(
-            dim, len(self.labels), int(self.hp["arc_mlp"]), int(self.hp["label_mlp"]), PARSER_DROPOUT,
-        )
+        arc_mlp, label_mlp = self.hp.arc_mlp, self.hp.label_mlp
+        if arc_mlp is None or label_mlp is None:
+            raise ValueError(f"a parsing cell needs arc_mlp and label_mlp (finetune.parsing's): {self.hp.tracked()}")
+        return BiaffineParser(dim, len(self.labels), int(arc_mlp), int(label_mlp), PARSER_DROPOUT)
 
     def _masked_arcs(self, head, nodes, batch):
         arcs = head.arc_scores(nodes)

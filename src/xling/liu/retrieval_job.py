@@ -49,9 +49,10 @@ def static_word_vectors(lines: Sequence[str], piece_words: Sequence[str], piece_
     words, rows = [], []
     for word in sorted(counts, key=lambda w: (-counts[w], w))[:max_words]:
         ids = [index.get(p) for p in pieces[word]]
-        if None not in ids:
+        known = [i for i in ids if i is not None]
+        if len(known) == len(ids):
             words.append(word)
-            rows.append(piece_vectors[ids].mean(axis=0))
+            rows.append(piece_vectors[known].mean(axis=0))
     if not words:
         raise ValueError("static_word_vectors: no word of the text has vectors for all its pieces")
     return words, np.stack(rows)[None].astype(np.float32)
@@ -81,7 +82,7 @@ def run_liu_retrieval(model: dict, texts: dict[str, Path], dictionaries: dict[st
         from xling.analysis.words import contextual_word_vectors
         from xling.model import PretrainedModel
 
-        encoder = PretrainedModel.xling(model["checkpoint"], model["dictionary"]).load(device)
+        encoder = PretrainedModel.xling(model["checkpoint"], model["dictionary"]).checkpoint_encoder(device)
         # a sentence longer than the model's positions is cut there, as fine-tuning cuts it
         max_seq_len = min(max_seq_len, encoder.encoder.max_positions())
 
@@ -95,8 +96,8 @@ def run_liu_retrieval(model: dict, texts: dict[str, Path], dictionaries: dict[st
         from xling.model.huggingface import line_words as tokenizer_line_words
 
         with tempfile.TemporaryDirectory(prefix="mbert-") as tmp:
-            bert = mbert_model({k: Path(v) for k, v in model["files"].items()}, Path(tmp) / "model").load(
-                device, [src, *dictionaries])
+            files = {k: Path(v) for k, v in model["files"].items()}
+            bert = mbert_model(files, Path(tmp) / "model").transformers_encoder(device, [src, *dictionaries])
         max_seq_len = min(max_seq_len, bert.max_positions())
         line_words = tokenizer_line_words(bert.dictionary)
 

@@ -117,6 +117,8 @@ def train_nli(model: BiLSTMMaxNLI, train: Sequence[tuple[list[int], list[int]]],
         log(f"epoch {epoch}: loss {history[-1]['loss']:.4f}, source dev accuracy {dev_acc:.2f}")
         if best is None or dev_acc > best["dev"]:
             best, best_state = history[-1], copy.deepcopy(model.state_dict())
+    if best is None or best_state is None:
+        raise ValueError(f"no epoch to keep: epochs {epochs}")
     model.load_state_dict(best_state)
     return {"best_epoch": best["epoch"], "history": history}
 

@@ -18,7 +18,7 @@ layer l and decoded by the MLM head at every position, scored against the t sent
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import torch
 
@@ -128,7 +128,7 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
     from xling.model import PretrainedModel
 
     log = log or (lambda _m: None)
-    encoder = PretrainedModel.xling(checkpoint, dictionary).load(device)
+    encoder = PretrainedModel.xling(checkpoint, dictionary).checkpoint_encoder(device)
     max_seq_len = min(max_seq_len, encoder.encoder.max_positions())
     langs = sorted({l for pair in directions for l in pair})
     lines = {lang: [line.split() for line in first_lines(Path(texts[lang]), n_sentences)] for lang in langs}
@@ -140,8 +140,8 @@ def run_liu_translation(checkpoint: Path, dictionary: Path, texts: dict[str, Pat
                                    **token_set_sizes(vocab, directions), "scores": scores})
 
 
-def translation_scores(model, dictionary, num_layers: int, lines: dict[str, Sequence[list[str]]],
-                       vocab: dict[str, set[str]], parallel: dict[str, list[list[str]]],
+def translation_scores(model, dictionary, num_layers: int, lines: Mapping[str, Sequence[list[str]]],
+                       vocab: Mapping[str, set[str]], parallel: Mapping[str, list[list[str]]],
                        directions: Sequence[tuple[str, str]], layers: Sequence[int], alphas: Sequence[float],
                        max_seq_len: int, batch_size: int, device: str, log: Log,
                        source: str = "the model") -> list[dict]:

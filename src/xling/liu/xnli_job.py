@@ -29,7 +29,7 @@ from xling.finetune.tasks import TASKS
 from xling.io import write_result
 from xling.liu.translation_job import piece_means
 from xling.model import XLING, PretrainedModel
-from xling.model.encoder import max_positions
+from xling.model.encoder import Encoder, max_positions
 
 Log = Callable[[str], None]
 
@@ -65,7 +65,7 @@ class XnliModel:
     ``words_to_subwords(lang)`` its word splitter, ``text_lines(lang)`` the lines of pieces whose
     states make the language's mean."""
 
-    load: Callable[[], object]
+    load: Callable[[], Encoder]
     words_to_subwords: Callable[[str], Callable]
     text_lines: Callable[[str], list[list[str]]]
 
@@ -166,6 +166,6 @@ def run_xnli(job: FinetuneJob, model: XnliModel, train: Path, dev: Mapping[str, 
             log(f"{lang}: all layers fine-tuned, test {languages[lang]['all_layers_test']:.2f}")
         extra = {"all_layers": {"best_epoch": run_all["best_epoch"], "history": run_all["history"]}}
     return write_result(out_json, {
-        **meta, "layers": encoder.num_layers, "freeze_layers": freeze, "hp": job.hp, "epochs": job.epochs,
+        **meta, "layers": encoder.num_layers, "freeze_layers": freeze, "hp": job.hp.tracked(), "epochs": job.epochs,
         "best_epoch": run["best_epoch"], "history": run["history"],
         "examples": {"train": len(data_items["train"])}, "truncated": truncated, "languages": languages, **extra})

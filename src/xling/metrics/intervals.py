@@ -31,12 +31,17 @@ class Interval:
     n: int  # values behind the estimate (the smallest group's, for a contrast)
 
     @property
+    def bounds(self) -> tuple[float, float] | None:
+        """(low, high); None without an interval (both bounds are None together)."""
+        return None if self.low is None or self.high is None else (self.low, self.high)
+
+    @property
     def half_width(self) -> float | None:
-        return None if self.low is None else (self.high - self.low) / 2
+        return None if self.bounds is None else (self.bounds[1] - self.bounds[0]) / 2
 
     def excludes(self, value: float = 0.0) -> bool:
         """Whether the whole interval lies on one side of ``value`` (never, without an interval)."""
-        return bool(self.low is not None and (self.low > value or self.high < value))
+        return self.bounds is not None and (self.bounds[0] > value or self.bounds[1] < value)
 
 
 def _mean_var(xs: Sequence[float]) -> tuple[float, float, int]:
@@ -78,24 +83,29 @@ def contrast_interval(groups: Sequence[Sequence[float]], weights: Sequence[float
     return Interval(est, est - half, est + half, n_min)
 
 
-def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interval:
-    """A proportion (in %) with Wilson's score interval: for accuracies over a test set, where the
-    test sentences, not seeds, are the sample."""
+def _wilson(successes: int, trials: int, level: float) -> tuple[float, float, float]:
+    """The proportion and its Wilson score bounds, in %."""
     if trials < 1:
         raise ValueError("a proportion needs at least one trial")
     z = _ppf("norm", 0.5 + level / 2)
     p = successes / trials
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return Interval(100 * p, 100 * (centre - half), 100 * (centre + half), trials)
+    return 100 * p, 100 * (centre - half), 100 * (centre + half)
+
+
+def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interval:
+    """A proportion (in %) with Wilson's score interval: for accuracies over a test set, where the
+    test sentences, not seeds, are the sample."""
+    return Interval(*_wilson(successes, trials, level), trials)
 
 
 def newcombe_interval(s1: int, n1: int, s2: int, n2: int, level: float = LEVEL) -> Interval:
     """p1 - p2 (in points) of two independent proportions with Newcombe's (1998, method 10) hybrid
     score interval, built from each proportion's Wilson interval. On proportions measured on the
     same items it is conservative (it ignores their positive correlation)."""
-    a, b = wilson_interval(s1, n1, level), wilson_interval(s2, n2, level)
-    d = a.estimate - b.estimate
-    low = d - math.sqrt((a.estimate - a.low) ** 2 + (b.high - b.estimate) ** 2)
-    high = d + math.sqrt((a.high - a.estimate) ** 2 + (b.estimate - b.low) ** 2)
+    (p1, low1, high1), (p2, low2, high2) = _wilson(s1, n1, level), _wilson(s2, n2, level)
+    d = p1 - p2
+    low = d - math.sqrt((p1 - low1) ** 2 + (high2 - p2) ** 2)
+    high = d + math.sqrt((high1 - p1) ** 2 + (p2 - low2) ** 2)
     return Interval(d, low, high, min(n1, n2))

@@ -48,11 +48,13 @@ def repair_bio(tags: Sequence[str]) -> list[str]:
 
 def spans(tags: Sequence[str]) -> set[tuple[int, int, str]]:
     """(start, end exclusive, type) of each span of a *valid* BIO sequence (I-X continues X only)."""
-    result = set()
-    start = etype = None
+    result: set[tuple[int, int, str]] = set()
+    start: int | None = None
+    etype: str | None = None
     for i, tag in enumerate(list(tags) + ["O"]):
         prefix, t = _split(tag)
         if start is not None and not (prefix == "I" and t == etype):
+            assert etype is not None  # a span starts at a B or I tag, and those have a type
             result.add((start, i, etype))
             start = etype = None
         if prefix == "B" or (prefix == "I" and start is None):

@@ -73,7 +73,7 @@ def _encoder(checkpoint: Path, state: dict, dictionary: str | Path | None,
     """:func:`load_encoder` from the checkpoint's loaded ``state`` (``checkpoint`` names it in errors)."""
     cfg = state.get("cfg") or {}
     margs, targs = cfg.get("model"), cfg.get("task")
-    if margs is None or getattr(margs, "_name", getattr(margs, "arch", None)) != MODEL_NAME:
+    if margs is None or targs is None or getattr(margs, "_name", getattr(margs, "arch", None)) != MODEL_NAME:
         raise InputError(checkpoint, None, f"a fairseq checkpoint of the {MODEL_NAME} model")
     try:
         check_model_args(margs)
@@ -82,24 +82,24 @@ def _encoder(checkpoint: Path, state: dict, dictionary: str | Path | None,
     dict_path = Path(dictionary) if dictionary is not None else Path(targs.data.split(":")[0]) / "dict.txt"
     if not dict_path.exists():
         raise InputError(dict_path, None, "the dict.txt the model was pretrained with")
-    dictionary = TokenDictionary.load(dict_path)
-    dictionary.add_symbol("<mask>")  # as the task does
+    vocab = TokenDictionary.load(dict_path)
+    vocab.add_symbol("<mask>")  # as the task does
     languages = [lang for lang in targs.languages.split(",") if lang]
     weights = state["model"]
     vocab_masks = weights.get("encoder.vocab_mask")
     # the tables have a row per entry, padded to a multiple of --vocab-multiple
-    rows = padded_rows(len(dictionary), margs.vocab_multiple)
+    rows = padded_rows(len(vocab), margs.vocab_multiple)
     if weights["encoder.lm_bias"].numel() != rows:
         raise InputError(dict_path, None, f"the dictionary of {checkpoint.name} ({weights['encoder.lm_bias'].numel()} "
                          f"table rows: its entries with <mask>, padded to a multiple of {margs.vocab_multiple})",
-                         f"{len(dictionary)} entries with <mask>, {rows} rows")
+                         f"{len(vocab)} entries with <mask>, {rows} rows")
     if random_init_seed is not None:
         torch.manual_seed(random_init_seed)  # the model's own initialisation (its --param-init), seeded
-    encoder = MLMEncoder(margs, len(dictionary), dictionary.pad(), len(languages), vocab_masks)
+    encoder = MLMEncoder(margs, len(vocab), vocab.pad(), len(languages), vocab_masks)
     if random_init_seed is None:
         encoder.load_state_dict({k.removeprefix("encoder."): v for k, v in weights.items()}, strict=True)
     encoder.eval()
-    return LoadedEncoder(encoder, dictionary, languages)
+    return LoadedEncoder(encoder, vocab, languages)
 
 
 def training_seed(checkpoint: str | Path) -> int | None:

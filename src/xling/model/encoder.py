@@ -14,11 +14,33 @@ from typing import Iterable, Protocol, runtime_checkable
 import torch
 
 
+class Vocabulary(Protocol):
+    """An encoder's token ids: ``xling.pretrain.dictionary.TokenDictionary`` (a fairseq
+    dictionary read without fairseq), fairseq's ``Dictionary``, m-BERT's
+    ``xling.model.huggingface.TokenizerDictionary``."""
+
+    def index(self, symbol: str, /) -> int: ...
+
+    def __getitem__(self, i: int, /) -> str: ...
+
+    def __len__(self) -> int: ...
+
+    def bos(self) -> int: ...
+
+    def eos(self) -> int: ...
+
+    def pad(self) -> int: ...
+
+    def unk(self) -> int: ...
+
+
 @runtime_checkable
 class Encoder(Protocol):
-    dictionary: object  # fairseq Dictionary: index(), bos(), eos(), pad(), unk()
     languages: list[str]
     dim: int
+
+    @property
+    def dictionary(self) -> Vocabulary: ...
 
     def encode(self, tokens: torch.Tensor, lang: str, padding_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
         """1 + num_layers hidden states [B, T, dim]; uses ``lang``'s own language-specific parameters."""

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
+    from xling.model.checkpoint import LoadedEncoder
     from xling.model.encoder import Encoder
+    from xling.model.huggingface import TransformersEncoder
     from xling.model.text import WordsToSubwords
     from xling.preprocess.tokenize import TokenizeSettings
 
@@ -64,11 +66,24 @@ class PretrainedModel:
         """The encoder on ``device`` in eval mode. ``languages``: what a ``transformers`` model is
         read as (it has nothing language-specific); an ``xling`` model's are its checkpoint's."""
         if self.kind == XLING:
-            from xling.model.checkpoint import load_encoder
+            return self.checkpoint_encoder(device)
+        return self.transformers_encoder(device, languages)
 
-            return load_encoder(self.path, self.dictionary, self.random_init_seed).to(device)
+    def checkpoint_encoder(self, device: str = "cpu") -> "LoadedEncoder":
+        """An ``xling`` model's encoder, with what only the pipeline's models have (the fairseq
+        encoder inside: its tables, its MLM head, per-language parts)."""
+        from xling.model.checkpoint import load_encoder
+
+        if self.kind != XLING or self.dictionary is None:
+            raise ValueError(f"{self.path}: a {self.kind} model, not one of the pipeline's checkpoints")
+        return load_encoder(self.path, self.dictionary, self.random_init_seed).to(device)
+
+    def transformers_encoder(self, device: str = "cpu", languages: Sequence[str] = ()) -> "TransformersEncoder":
+        """A ``transformers`` model's encoder, with its tokenizer as the dictionary."""
         from xling.model.huggingface import load_transformers_encoder
 
+        if self.kind != TRANSFORMERS:
+            raise ValueError(f"{self.path}: a {self.kind} model, not a transformers directory")
         return load_transformers_encoder(self.path, languages, device, self.random_init_seed)
 
     def text(self, lang: str, settings: "TokenizeSettings | None" = None) -> tuple[LinesToWords, "WordsToSubwords"]:

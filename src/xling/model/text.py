@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from xling.model.encoder import Vocabulary
 from xling.preprocess.tokenize import LineTokenizer, TokenizeSettings
 
 WordsToSubwords = Callable[[list[str]], list[list[str]]]
@@ -38,7 +39,7 @@ class WordEncoder:
 
     def __init__(
         self,
-        dictionary,
+        dictionary: Vocabulary,
         words_to_subwords: WordsToSubwords,
         max_seq_len: int,
         split_word: Callable[[str], list[str]] | None = None,

@@ -74,13 +74,15 @@ def extract_wiki(dump: str | Path, out: str | Path, processes: int = 1, drop: Co
     n = 0
     with atomic_write(out) as fo:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout, stderr = proc.stdout, proc.stderr
+        assert stdout is not None and stderr is not None  # both are pipes
         try:
-            lines = (b.decode("utf-8", errors="replace") for b in proc.stdout)
+            lines = (b.decode("utf-8", errors="replace") for b in stdout)
             for line in clean_wiki_lines(lines, drop):
                 fo.write(line + "\n")
                 n += 1
-            proc.stdout.close()
-            err = proc.stderr.read().decode("utf-8", errors="replace")
+            stdout.close()
+            err = stderr.read().decode("utf-8", errors="replace")
             rc = proc.wait()
         except BaseException:
             proc.kill()

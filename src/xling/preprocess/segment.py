@@ -84,16 +84,17 @@ def find_stanford_home(root: str | Path) -> Path:
 class StanfordSegmenter:
     """Runs ``segment.sh <model> <file> UTF-8 0`` (as XLM's tokenize.sh does) on a batch."""
 
-    def __init__(self, home: str | Path, model: str, java: str = "java"):
-        if model not in STANFORD_MODELS:
+    def __init__(self, home: str | Path, model: str | None, java: str = "java"):
+        if model is None or model not in STANFORD_MODELS:
             raise ValueError(f"stanford model must be one of {STANFORD_MODELS}, got {model!r}")
         self.model = model
-        self.java = shutil.which(java)
-        if self.java is None:
+        found = shutil.which(java)
+        if found is None:
             raise SegmenterUnavailable(
                 f"Java ({java!r}) is not on PATH; the Stanford segmenter needs it. Install a JRE "
                 "or set `segmenter: jieba` for this language in the config."
             )
+        self.java = found
         self.home = find_stanford_home(home)
 
     def command(self, path: str | Path) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import regex
 
@@ -58,7 +58,7 @@ class LineTokenizer:
         self.settings = settings
         self.moses = moses_pipeline(settings.moses_lang)
         self.segment_only = settings.segmenter in _SEGMENT_ONLY
-        self._seg = None
+        self._seg: Callable[[str], list[str]] | None = None
 
     @property
     def seg(self):

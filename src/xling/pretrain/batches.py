@@ -110,7 +110,8 @@ def add_host_fields(batch: dict, pad: int, mask_prob: float) -> dict:
     """Adds the fields above to a collated batch (tensors on the CPU), in place; returns it."""
     net = batch["net_input"]
     tokens = net["src_tokens"]
-    index, targets, n = predicted_positions(batch["target"], pad, prediction_slots(*tokens.shape, mask_prob))
+    streams, length = tokens.shape
+    index, targets, n = predicted_positions(batch["target"], pad, prediction_slots(streams, length, mask_prob))
     batch.update(masked_index=index, masked_target=targets, n_predicted=n)
     langs = net.get("src_lang_id")
     if langs is not None and langs.numel():

@@ -23,6 +23,7 @@ import logging
 import os
 import shutil
 import time
+from typing import Any, Callable
 
 import torch
 import torch._dynamo
@@ -37,8 +38,8 @@ SETTINGS = ("auto", "on", "off")  # fairseq's --compile-encoder; the config's au
 MIN_STEP_FLOPS = 1e12
 # raised by dynamo past the recompile limit when fail_on_recompile_limit_hit is set (older torch
 # names it FailOnCacheLimitHit)
-_LIMIT_HIT = getattr(torch._dynamo.exc, "FailOnRecompileLimitHit", None) or getattr(
-    torch._dynamo.exc, "FailOnCacheLimitHit", ())
+_LIMIT_HIT: type[BaseException] | tuple[()] = (getattr(torch._dynamo.exc, "FailOnRecompileLimitHit", None)
+                                               or getattr(torch._dynamo.exc, "FailOnCacheLimitHit", None) or ())
 
 
 def compile_wanted(setting: str, device_type: str, step_flops: float | None = None) -> bool:
@@ -106,7 +107,7 @@ class CompiledOrEager:
             from torch._inductor import config as inductor
 
             inductor.compile_threads = threads
-        self._compiled = torch.compile(fn, **compile_kwargs)
+        self._compiled: Callable[..., Any] | None = torch.compile(fn, **compile_kwargs)
 
     @property
     def active(self) -> bool:
@@ -117,7 +118,7 @@ class CompiledOrEager:
         process's own settings stay as they are)."""
         stack = contextlib.ExitStack()
         dynamo = torch._dynamo.config
-        patch = {}
+        patch: dict[str, Any] = {}
         if self.max_graphs is not None:
             limit = "recompile_limit" if hasattr(dynamo, "recompile_limit") else "cache_size_limit"
             patch[limit] = max(int(self.max_graphs), 1)

@@ -16,7 +16,7 @@ class TokenDictionary:
     """The symbol <-> index mapping of a fairseq dictionary (the subset of its interface that
     fine-tuning, analysis and the export use)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.symbols: list[str] = []
         self.count: list[int] = []
         self.indices: dict[str, int] = {}

@@ -34,13 +34,21 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-from typing import Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from xling.pretrain.names import MODEL_NAME  # noqa: F401 - the loader checks checkpoints against it
+
+if TYPE_CHECKING:
+    from xling.pretrain.compiling import CompiledOrEager
+
+    # EncoderCore is always mixed into a Module (MLMEncoder, the fairseq model): typed as one
+    _ModuleMixin = nn.Module
+else:
+    _ModuleMixin = object
 
 
 def _normal_02(data: torch.Tensor) -> None:
@@ -122,7 +130,7 @@ def init_xlm_params(module: nn.Module, embedding_std: float | None = None) -> No
             bound = m.embed_dim ** -0.5
             nn.init.uniform_(m.in_proj_weight, -bound, bound)
             nn.init.uniform_(m.in_proj_bias, -bound, bound)
-    if getattr(module, "lm_bias", None) is not None:
+    if isinstance(module, EncoderCore):
         bound = module.dim ** -0.5
         nn.init.uniform_(module.lm_bias, -bound, bound)
 
@@ -133,8 +141,9 @@ def init_xlm_params_768(module: nn.Module) -> None:
     init_xlm_params(module, embedding_std=768 ** -0.5)
 
 
-INITIALISATIONS = {"bert": init_bert_params, "xlm": init_xlm_params, "xlm_768": init_xlm_params_768,
-                   "bert_xavier_attention": init_bert_params_xavier_attention}
+INITIALISATIONS: dict[str, Callable[[nn.Module], None]] = {
+    "bert": init_bert_params, "xlm": init_xlm_params, "xlm_768": init_xlm_params_768,
+    "bert_xavier_attention": init_bert_params_xavier_attention}
 MLM_HEADS = ("bert", "xlm")
 
 
@@ -237,9 +246,14 @@ def build_layer(dim: int, heads: int, ffn_dim: int, dropout: float, attention_dr
     return layer
 
 
-class EncoderCore:
+class EncoderCore(_ModuleMixin):
     """The encoder's modules and computation; a mixin so that the fairseq model (training) and
     :class:`MLMEncoder` (loading, no fairseq import) have the same parameter names."""
+
+    # buffers (registered in _build)
+    vocab_mask: torch.Tensor | None
+    padding_rows: torch.Tensor
+    _compiled_loss: CompiledOrEager | None
 
     def _build(self, args, vocab: int, padding_idx: int, n_languages: int, vocab_masks: torch.Tensor | None):
         """``vocab``: the dictionary's entries (``<mask>`` included); ``vocab_masks``: [languages,
@@ -299,7 +313,7 @@ class EncoderCore:
         self.register_buffer("padding_rows", torch.arange(rows) >= vocab, persistent=False)
         INITIALISATIONS[args.param_init](self)
         for emb in self.embed_tokens:  # the rows past the dictionary: zero, never input nor target
-            emb.weight.data[vocab:] = 0.0
+            cast(nn.Embedding, emb).weight.data[vocab:] = 0.0
         self.lm_bias.data[vocab:] = 0.0
         self._compiled_loss = None  # see compile_loss
 
@@ -338,7 +352,7 @@ class EncoderCore:
         ``get_parameters``): only the batch language's row gets a gradient."""
         if not self.separate_embeddings and self.separate_layers == 0:
             return []
-        params = []
+        params: list[nn.Parameter] = []
         if self.separate_embeddings:
             params.extend(self.embed_tokens[lang].parameters())
             if not self.shared_positions:
@@ -376,9 +390,9 @@ class EncoderCore:
         if padding_mask is not None:
             x = x.masked_fill(padding_mask.unsqueeze(-1), 0.0)
         states = [x] if return_all_hiddens else None
-        for layer in list(self.language_layers[lang]) + list(self.shared_layers):
+        for layer in list(cast(nn.ModuleList, self.language_layers[lang])) + list(self.shared_layers):
             x = layer(x, src_key_padding_mask=padding_mask)
-            if return_all_hiddens:
+            if states is not None:
                 states.append(x)
         return x, states
 
@@ -398,7 +412,8 @@ class EncoderCore:
             x = self.lm_dense(x)
             x = F.gelu(x) if self.lm_activation == "gelu" else F.relu(x)
             x = self.lm_layer_norm(x)
-        return F.linear(x, self.embed_tokens[self._emb_index(lang)].weight, self._output_bias(lang))
+        table = cast(nn.Embedding, self.embed_tokens[self._emb_index(lang)])
+        return F.linear(x, table.weight, self._output_bias(lang))
 
     def output_layer(self, features, lang: int):
         """MLM logits over the dictionary's entries, [..., vocab_size]."""
@@ -443,8 +458,7 @@ class EncoderCore:
             if masked_index is None:
                 raise ValueError("masked_target needs masked_index (the positions it belongs to)")
             # compiled for training only: validation runs eagerly rather than compile a second graph
-            compiled = self._compiled_loss is not None and self.training
-            loss_fn = self._compiled_loss if compiled else self.mlm_loss
+            loss_fn = self._compiled_loss if self._compiled_loss is not None and self.training else self.mlm_loss
             return loss_fn(src_tokens, lang, padded, masked_index, masked_target), {}
         x, states = self.extract_features(src_tokens, lang, return_all_hiddens=return_all_hiddens, padded=padded)
         if not features_only:

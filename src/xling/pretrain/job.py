@@ -20,7 +20,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 from xling import config as xcfg
 from xling.errors import ConfigError
@@ -29,6 +29,9 @@ from xling.errors import ConfigError
 class _Section(Mapping):
     """A config section as typed fields that still reads like the config's mapping, so the
     counts of :mod:`xling.pretrain.schedule` take a job's section or the config's alike."""
+
+    # every section is a dataclass: declared so that dataclasses.fields types here
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def __getitem__(self, key: str) -> Any:
         if key not in _names(type(self)):

@@ -89,7 +89,7 @@ def run_processes(cmds: list[list[str]], log, env: dict[str, str], poll_s: float
                     if all(c is not None for c in codes) or time.monotonic() > deadline:
                         raise JobStopped(received[0])
                 else:
-                    failed = [c for c in codes if c not in (None, 0)]
+                    failed = [c for c in codes if c is not None and c != 0]
                     if failed or all(c == 0 for c in codes):
                         return failed[0] if failed else 0
                 time.sleep(poll_s)

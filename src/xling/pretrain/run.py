@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 from xling.io import atomic_write
 from xling.pretrain.checkpoints import checkpoint_updates, publish_checkpoint, repair_last_checkpoint, resume_layout
@@ -32,7 +33,7 @@ def run_pretraining(cmd: list[str] | list[list[str]], save_dir: str | Path, lang
     update before noticing ``--max-update``. ``best_out``: where to publish
     ``checkpoint_best.pt`` (a declared output that Snakemake may delete before a rerun, hence
     kept apart from fairseq's own ``save_dir``). ``extra``: more fields for done.json."""
-    cmds = [list(c) for c in cmd] if cmd and isinstance(cmd[0], list) else [list(cmd)]
+    cmds = [list(c) for c in cmd] if cmd and isinstance(cmd[0], list) else [list(cast(list[str], cmd))]
     save_dir, log_path, done_path = Path(save_dir), Path(log_path), Path(done_path)
     save_dir.mkdir(parents=True, exist_ok=True)
     last = save_dir / "checkpoint_last.pt"

@@ -25,9 +25,11 @@ from xling.pretrain.sampling import language_sampling_probs
 from xling.pretrain.schedule import schedule
 
 BY = ("batch", "updates")
+# one language's sentence lengths: a list, or the binarised data's sizes array
+Lengths = Sequence[int] | np.ndarray
 
 
-def sample_tokens(sizes: Sequence[int], break_mode: str, tokens_per_sample: int,
+def sample_tokens(sizes: Lengths, break_mode: str, tokens_per_sample: int,
                   window: int | None = None) -> tuple[int, int]:
     """``(tokens, samples)`` of one language's training data (``sizes``: its sentences' lengths,
     ``</s>`` included, as binarised) cut as ``xling.pretrain.fairseq_plugin.mlm_task`` cuts them,
@@ -46,7 +48,7 @@ def sample_tokens(sizes: Sequence[int], break_mode: str, tokens_per_sample: int,
     raise ValueError(f"unknown sample_break_mode {break_mode!r} (expected none or eos)")
 
 
-def mean_tokens_per_sample(sizes: Mapping[str, Sequence[int]], sampling_alpha: float, break_mode: str,
+def mean_tokens_per_sample(sizes: Mapping[str, Lengths], sampling_alpha: float, break_mode: str,
                            tokens_per_sample: int, window: int | None = None) -> float:
     """Expected tokens of one training sample: each language's mean (:func:`sample_tokens`)
     weighted by the share of samples it is drawn for (sentence share ^ ``sampling_alpha``)."""

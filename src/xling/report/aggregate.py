@@ -58,7 +58,9 @@ def aggregate(cells: Iterable[Cell], top_k: int) -> dict[tuple[str, str, str], A
         values = {}
         for seeds, group in by_seeds.items():
             group = sorted(group, key=lambda c: c.hp_id)  # deterministic tie order
-            values[seeds] = top_k_mean([(c.en_dev, c.tgt_test) for c in group], top_k)
+            value = top_k_mean([(c.en_dev, c.tgt_test) for c in group], top_k)
+            assert value is not None  # a group is made by its first cell
+            values[seeds] = value
         reps = replicate_values(values)
         out[key] = Aggregate(sum(reps) / len(reps), sum(len(g) for g in by_seeds.values()), reps)
     return out
@@ -91,15 +93,18 @@ class Table1:
         return [lang for lang in self.targets if (task, lang) not in self.unavailable]
 
 
-def _mean(xs: list[float | None]) -> float | None:
-    return None if not xs or any(x is None for x in xs) else sum(xs) / len(xs)
+def _mean(xs: Sequence[float | None]) -> float | None:
+    present = [x for x in xs if x is not None]
+    return None if not xs or len(present) != len(xs) else sum(present) / len(present)
 
 
 def _row_replicates(agg: dict, setting: str, pairs: Sequence[str], task: str) -> tuple[float, ...] | None:
     """Per replicate, the mean over ``pairs`` (replicate i of every pair averaged together); None
     when a pair has no results or the pairs have different numbers of replicates."""
-    reps = [agg[(setting, p, task)].replicates if (setting, p, task) in agg else None for p in pairs]
-    if not reps or any(r is None for r in reps) or len({len(r) for r in reps}) != 1:
+    if not pairs or any((setting, p, task) not in agg for p in pairs):
+        return None
+    reps = [agg[(setting, p, task)].replicates for p in pairs]
+    if len({len(r) for r in reps}) != 1:
         return None
     return tuple(sum(col) / len(col) for col in zip(*reps))
 

@@ -155,9 +155,10 @@ def check_figure7(results: list[dict]) -> list[dict]:
 def layer_average(values: Sequence[float | None] | None) -> float | None:
     """Mean over layers (the paper's "Average" row); None if any layer is missing, since a mean over
     a subset of layers would not be comparable with the other columns."""
-    if values is None or not values or any(v is None for v in values):
+    present = [v for v in values or () if v is not None]
+    if not values or len(present) != len(values):
         return None
-    return sum(values) / len(values)
+    return sum(present) / len(present)
 
 
 def _present_kinds(results: list[dict]) -> list[str]:
@@ -166,7 +167,7 @@ def _present_kinds(results: list[dict]) -> list[str]:
 
 def cka_grid(results: list[dict], kind: str) -> list[list[float | None]]:
     """Rows = layers then Average, columns = pairs (in the given order)."""
-    cols = []
+    cols: list[list[float | None]] = []
     for r in results:
         vals = r["cka"][kind]
         cols.append([None] * (len(r["layers"]) + 1) if vals is None else [*vals, layer_average(vals)])

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 from xling.errors import InputError
 
@@ -77,7 +78,7 @@ def _page(page: Path) -> Path:
     return page
 
 
-def _render(page: Path, browser: str, clicks: list[str], wait_ms: int, timeout_s: float,
+def _render(page: Path, browser: str, clicks: Sequence[str], wait_ms: int, timeout_s: float,
             args: list[str]) -> subprocess.CompletedProcess:
     """Chromium with ``args`` on ``page`` (a clicking copy of it when there are ``clicks``), given
     ``wait_ms`` of virtual time for the page's scripts plus the clicks' delays."""
@@ -88,7 +89,7 @@ def _render(page: Path, browser: str, clicks: list[str], wait_ms: int, timeout_s
         return _run(browser, [f"--virtual-time-budget={budget}", *args, target.resolve().as_uri()], timeout_s)
 
 
-def rendered_dom(page: Path, browser: str, clicks: list[str] = (), wait_ms: int = 5000,
+def rendered_dom(page: Path, browser: str, clicks: Sequence[str] = (), wait_ms: int = 5000,
                  timeout_s: float = 120) -> str:
     """The document after the page's scripts ran and the ``clicks`` were made."""
     return _render(page, browser, clicks, wait_ms, timeout_s, ["--dump-dom"]).stdout
@@ -117,7 +118,7 @@ def check_report(page: Path, expected: dict[str, list[str]], browser: str) -> di
     return gone
 
 
-def screenshot(page: Path, out_png: Path, browser: str, clicks: list[str] = (), size: tuple[int, int] = (1400, 900),
+def screenshot(page: Path, out_png: Path, browser: str, clicks: Sequence[str] = (), size: tuple[int, int] = (1400, 900),
                wait_ms: int = 5000, timeout_s: float = 120) -> Path:
     """A PNG of the page after ``clicks``."""
     out_png = Path(out_png)

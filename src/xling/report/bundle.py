@@ -150,7 +150,9 @@ def _read(archive: Path) -> dict[str, bytes]:
             for m in tar.getmembers():
                 if not m.isfile():
                     raise InputError(archive, None, "regular files only", f"{m.name} ({m.type!r})")
-                out[m.name] = tar.extractfile(m).read()
+                fh = tar.extractfile(m)
+                assert fh is not None  # a regular file has its contents
+                out[m.name] = fh.read()
             return out
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as err:
         raise InputError(archive, None, "a results bundle (.tar.gz written by `snakemake bundle`)", str(err)) from None

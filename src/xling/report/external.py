@@ -156,7 +156,9 @@ def _shift_finding(label: str, results: Sequence[dict]) -> Finding:
         a = wilson_interval(round(r["p_at_1_shifted"][layer] * n / 100), n)
         b = wilson_interval(round(r["p_at_1_raw"][layer] * n / 100), n)
         diff = Interval(a.estimate - b.estimate, None, None, n)
-        verdicts.append(HOLDS if a.low > b.high else FAILS if a.high < b.low else INCONCLUSIVE)
+        above = a.low is not None and b.high is not None and a.low > b.high
+        below = a.high is not None and b.low is not None and a.high < b.low
+        verdicts.append(HOLDS if above else FAILS if below else INCONCLUSIVE)
         parts.append(f"{r['pair']} L{layer}: {a.estimate:.1f} vs {b.estimate:.1f}")
         if weakest is None or diff.estimate < weakest.estimate:
             weakest = diff

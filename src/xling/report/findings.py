@@ -41,9 +41,17 @@ class Finding:
 def _verdict(iv: Interval) -> str:
     """HOLDS when the interval is above 0, FAILS when below, INCONCLUSIVE when it straddles 0 or
     there is none."""
-    if iv.low is None:
+    if iv.bounds is None:
         return INCONCLUSIVE
-    return HOLDS if iv.low > 0 else FAILS if iv.high < 0 else INCONCLUSIVE
+    low, high = iv.bounds
+    return HOLDS if low > 0 else FAILS if high < 0 else INCONCLUSIVE
+
+
+def _bounds(iv: Interval) -> tuple[float, float]:
+    """The bounds of an interval that always has them (Wilson's, Newcombe's, a t interval of n > 1)."""
+    if iv.bounds is None:
+        raise ValueError(f"no interval around {iv.estimate} (n = {iv.n})")
+    return iv.bounds
 
 
 def _all(verdicts: Sequence[str]) -> str:
@@ -65,23 +73,25 @@ class _Rows:
         if task is not None:
             return self.t.row_replicates.get((setting, task))
         per_task = [self.t.row_replicates.get((setting, k)) for k in self.t.tasks]
-        if any(r is None for r in per_task) or len({len(r) for r in per_task}) != 1:
+        present = [r for r in per_task if r is not None]
+        if len(present) != len(per_task) or len({len(r) for r in present}) != 1:
             return None
-        return tuple(sum(col) / len(col) for col in zip(*per_task))
+        return tuple(sum(col) / len(col) for col in zip(*present))
 
     def contrast(self, weights: Mapping[str, float], task: str | None) -> Interval | None:
         groups = [self.reps(s, task) for s in weights]
-        if any(g is None for g in groups):
+        present = [g for g in groups if g is not None]
+        if len(present) != len(groups):
             return None
-        return contrast_interval(groups, list(weights.values()))
+        return contrast_interval(present, list(weights.values()))
 
 
 def _fmt(iv: Interval | None, number: str = "{:+.1f}") -> str:
     if iv is None:
         return "–"
-    if iv.low is None:
+    if iv.bounds is None:
         return f"{number.format(iv.estimate)} (n = {iv.n}, no interval)"
-    return f"{number.format(iv.estimate)} [{number.format(iv.low)}, {number.format(iv.high)}]"
+    return f"{number.format(iv.estimate)} [{number.format(iv.bounds[0])}, {number.format(iv.bounds[1])}]"
 
 
 def _claim(rows: _Rows, tasks: Sequence[str], claim: str, statistic: str,
@@ -90,10 +100,11 @@ def _claim(rows: _Rows, tasks: Sequence[str], claim: str, statistic: str,
     to failing, on the task-averaged score."""
     def judge(task):
         ivs = {name: rows.contrast(w, task) for name, w in contrasts.items()}
-        if not ivs or any(iv is None for iv in ivs.values()):
+        found = {name: iv for name, iv in ivs.items() if iv is not None}
+        if not ivs or len(found) != len(ivs):
             return None, NOT_RUN
-        worst = min(ivs.items(), key=lambda kv: kv[1].estimate)
-        return worst, _all([_verdict(iv) for iv in ivs.values()])
+        worst = min(found.items(), key=lambda kv: kv[1].estimate)
+        return worst, _all([_verdict(iv) for iv in found.values()])
 
     overall, status = judge(None)
     per_task = {task: judge(task)[1] for task in tasks}
@@ -114,8 +125,9 @@ def table1_findings(t: Table1, separate: Mapping[str, Mapping], baseline: str = 
     xnli = rows.reps(worst, "xnli") if "xnli" in t.tasks else None
     if xnli:
         gap = t_interval([x - CHANCE["xnli"] for x in xnli])
-        near = (INCONCLUSIVE if gap.low is None else HOLDS if -NEAR_CHANCE < gap.low and gap.high < NEAR_CHANCE
-                else FAILS if gap.low >= NEAR_CHANCE else INCONCLUSIVE)
+        near = (INCONCLUSIVE if gap.bounds is None
+                else HOLDS if -NEAR_CHANCE < gap.bounds[0] and gap.bounds[1] < NEAR_CHANCE
+                else FAILS if gap.bounds[0] >= NEAR_CHANCE else INCONCLUSIVE)
         out.append(Finding(f"1b. {labels.get(worst, worst)} is near chance on XNLI",
                            f"its XNLI accuracy minus chance (33.3); near = within ±{NEAR_CHANCE:g}", gap, near))
     out.append(_claim(rows, t.tasks, "2. Every Sep* row is below Default",
@@ -176,9 +188,10 @@ def retrieval_finding(retrieval: Mapping[str, Mapping]) -> Finding:
         best = max(r["p_at_1"])
         iv = wilson_interval(round(best * n / 100), n)
         chance = 100 / n
-        ratio = Interval(iv.estimate / chance, iv.low / chance, iv.high / chance, n)
-        parts.append((pair, ratio, HOLDS if ratio.low > FAR_ABOVE_CHANCE else FAILS if ratio.high < FAR_ABOVE_CHANCE
-                      else INCONCLUSIVE))
+        low, high = _bounds(iv)
+        ratio = Interval(iv.estimate / chance, low / chance, high / chance, n)
+        parts.append((pair, ratio, HOLDS if low / chance > FAR_ABOVE_CHANCE
+                      else FAILS if high / chance < FAR_ABOVE_CHANCE else INCONCLUSIVE))
         if worst is None or ratio.estimate < worst[1].estimate:
             worst = (pair, ratio)
     status = _all([p[2] for p in parts]) if parts else NOT_RUN
@@ -281,8 +294,9 @@ def word_findings(words: Mapping[str, Mapping]) -> list[Finding]:
     for pair, w in sorted(words.items()):
         emb = w["embedding"]
         ivs[pair] = newcombe_interval(*_hits(emb["mlm"]["forward"]), *_hits(emb["fasttext"]["forward"]))
-    verdicts = [HOLDS if -ABOUT_AS_WELL < iv.low and iv.high < ABOUT_AS_WELL else
-                FAILS if iv.high < -ABOUT_AS_WELL or iv.low > ABOUT_AS_WELL else INCONCLUSIVE for iv in ivs.values()]
+    verdicts = [HOLDS if -ABOUT_AS_WELL < low and high < ABOUT_AS_WELL else
+                FAILS if high < -ABOUT_AS_WELL or low > ABOUT_AS_WELL else INCONCLUSIVE
+                for low, high in map(_bounds, ivs.values())]
     worst = max(ivs.items(), key=lambda kv: abs(kv[1].estimate)) if ivs else None
     out = [Finding("8. MLM word embeddings align about as well as fastText (Fig. 4a)",
                    f"MLM - fastText P@1 en->x, same words (within ±{ABOUT_AS_WELL:g}); the pair furthest apart",
@@ -342,7 +356,7 @@ def findings_csv(findings: Sequence[Finding]) -> str:
     w.writerow(["claim", "statistic", "estimate", "low", "high", "n", "status", "per_task", "detail"])
     for f in findings:
         iv = f.estimate
-        nums = ["", "", "", ""] if iv is None else [
+        nums: list[object] = ["", "", "", ""] if iv is None else [
             f"{iv.estimate:.4f}", "" if iv.low is None else f"{iv.low:.4f}",
             "" if iv.high is None else f"{iv.high:.4f}", iv.n]
         w.writerow([f.claim, f.statistic, *nums, f.status,

@@ -39,10 +39,10 @@ def check_transfer(results: list[dict]) -> list[dict]:
                 v = r[part].get(m) if isinstance(r[part], dict) else None
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 100:
                     raise ValueError(f"{where}: {part}.{m} must be a score in [0, 100], got {v!r}")
-        key = (r["task"], r["pair"], r["layer"])
-        if key in seen:
+        ident = (r["task"], r["pair"], r["layer"])
+        if ident in seen:
             raise ValueError(f"{where}: given more than once")
-        seen.add(key)
+        seen.add(ident)
     rank = {p: i for i, p in enumerate(PAIR_ORDER)}
     return sorted(results, key=lambda r: (r["task"], rank.get(r["pair"], len(PAIR_ORDER)), r["pair"], r["layer"]))
 

@@ -157,10 +157,12 @@ def _step(
     ucols, cols = torch.unique(cols, return_inverse=True)
     which = (urows, ucols, urows, ucols)
     local = [p.index_select(0, i).requires_grad_() for p, i in zip(params, which)]
-    loss = glove_loss(*local, rows, cols, values, x_max, alpha)
+    w, wc, b, bc = local
+    loss = glove_loss(w, wc, b, bc, rows, cols, values, x_max, alpha)
     (0.5 * loss).backward()  # glove.c steps on the gradient of J / 2
     with torch.no_grad():
         for p, g2, i, q in zip(params, gradsq, which, local):
+            assert q.grad is not None  # backward() gave every leaf its gradient
             step = q.grad.mul_(lr)
             acc = g2.index_select(0, i)
             p.index_copy_(0, i, q.detach().addcdiv_(step, acc.sqrt(), value=-1))  # old sum, then add

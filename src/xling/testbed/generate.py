@@ -65,7 +65,8 @@ class Writer:
     """Collects the files of one run under a root directory, keeping the manifest."""
 
     def __init__(self, root: Path):
-        self.root, self.manifest = root, {}
+        self.root = root
+        self.manifest: dict[str, str] = {}
 
     def put(self, rid: str | None, rel: str, data: bytes) -> None:
         path = self.root / rel
@@ -137,7 +138,8 @@ def wiki_dump(lang: str, lex: Lexicon, seed: int, n: int, tokens: list[list[str]
         if tokens is not None:
             tokens.extend(s.surface_tokens() for s in sents)
         done += k
-        paras, cur = [], []
+        paras: list[str] = []
+        cur: list[str] = []
         for s in sents:
             def deco(tok, form, s=s):
                 x = rng.random()
@@ -300,7 +302,8 @@ def muse_files(lex: Lexicon, seed: int, frac: float) -> dict[str, tuple[bytes, b
     train_words, test_words = _muse_split(lex, seed, frac)
     out = {}
     for lang in TARGETS:
-        train, test = [], []
+        train: list[str] = []
+        test: list[str] = []
         for (en, pos), tgts in lex.forms[lang].items():
             for t in tgts:
                 (train if en in train_words else test).append(f"{en} {t.lower() if lang == 'de' else t}\n")

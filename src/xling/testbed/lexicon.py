@@ -159,7 +159,7 @@ def build_lexicon(seed: int) -> Lexicon:
         for concept in content_concepts():
             pos = concept[1]
             n = 2 if rng.random() < SYNONYM_RATE else 1
-            words = []
+            words: list[str] = []
             while len(words) < n:
                 w = _pseudo_word(rng, lang, pos)
                 # unique per language and never an English word: overlap stays with real anchors

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Callable, Literal, overload
 
 from . import english as E
 from .structures import NLI, Clause, Entity, Grammar
@@ -56,14 +57,14 @@ def _entities(c: Clause) -> list[Entity]:
     return out
 
 
-def _adjectives_of(p: Clause, he: Entity) -> list[str]:
+def _adjectives_of(p: Clause, he: Entity | None) -> list[str]:
     """Adjectives the premise conjunct asserts of the entity ``he`` refers to."""
-    adjs = []
+    adjs: list[str] = []
     for e in _entities(p):
         if _same_referent(e, he) or generalises(replace(e, adjs=()), he):
             adjs += list(e.adjs)
     if p.verb is None and not p.neg and p.subj is not None and _same_referent(p.subj, he):
-        adjs.append(p.cop_adj)
+        adjs.append(p.adjective)
     return adjs
 
 
@@ -87,13 +88,13 @@ def contradicts(p: Clause, h: Clause) -> bool:
         if subsumes(pos, replace(negated, neg=False)):
             return True
     if h.verb is None and not h.neg:
-        group = E.ADJ_GROUP.get(h.cop_adj)
+        group = E.ADJ_GROUP.get(h.adjective)
         for e in _entities(p):
             if _same_referent(e, h.subj):
                 if any(E.ADJ_GROUP.get(a) == group and a != h.cop_adj for a in e.adjs if group is not None):
                     return True
         if (p.verb is None and not p.neg and _same_referent(p.subj, h.subj) and group is not None
-                and E.ADJ_GROUP.get(p.cop_adj) == group and p.cop_adj != h.cop_adj):
+                and E.ADJ_GROUP.get(p.adjective) == group and p.cop_adj != h.cop_adj):
             return True
     if (p.verb is not None and p.verb == h.verb and E.VERBS[p.verb][3] == "excl" and not p.neg
             and not h.neg and p.tense == h.tense and p.obj is not None and h.obj is not None
@@ -113,9 +114,14 @@ def relation(premise: Clause, hyp: Clause) -> str:
 
 
 # -- construction ----------------------------------------------------------------------------
+@overload
+def _strip(rng: random.Random, c: Clause, must: Literal[False]) -> Clause: ...
+@overload
+def _strip(rng: random.Random, c: Clause, must: Literal[True]) -> Clause | None: ...
 def _strip(rng: random.Random, c: Clause, must: bool) -> Clause | None:
-    """Drop a random non-empty subset of the droppable modifiers (None when there is none)."""
-    options = []
+    """Drop a random subset of the droppable modifiers; ``must``: a non-empty one (None when there is
+    none)."""
+    options: list[Callable[[Clause], Clause]] = []
     if c.adv:
         options.append(lambda x: replace(x, adv=None))
     if c.obl:
@@ -123,8 +129,9 @@ def _strip(rng: random.Random, c: Clause, must: bool) -> Clause | None:
     for role in ("subj", "obj"):
         e = getattr(c, role)
         if e is not None and e.kind == "noun" and (e.adjs or e.nmod or e.relcl or e.conj):
-            options.append(lambda x, role=role: replace(
-                x, **{role: replace(getattr(x, role), adjs=(), nmod=None, relcl=None, conj=None)}))
+            def bare(x: Clause, role: str = role) -> Clause:
+                return replace(x, **{role: replace(getattr(x, role), adjs=(), nmod=None, relcl=None, conj=None)})
+            options.append(bare)
     if not options:
         return None if must else c
     rng.shuffle(options)
@@ -207,7 +214,8 @@ class PairMaker:
         if method == "antonym":
             ents = [e for e in _entities(p) if e.adjs and e.kind == "noun"]
             if p.verb is None:
-                ents.append(replace(p.subj, adjs=(p.cop_adj,)))
+                assert p.subj is not None  # a copular clause has its subject
+                ents.append(replace(p.subj, adjs=(p.adjective,)))
             ents = [e for e in ents if any(E.ADJ_GROUP.get(a) is not None for a in e.adjs)]
             if not ents:
                 return None
@@ -222,11 +230,11 @@ class PairMaker:
         obj = g.entity(E.VERBS[verb][2], 1, allow_mods=False)
         tense = r.choice(("pres", "past"))
         p = Clause(verb, subj=subj, obj=obj, tense=tense)
-        other = subj
-        while other.lemma == subj.lemma:
-            other = g.name("PER")
+        rival = subj
+        while rival.lemma == subj.lemma:
+            rival = g.name("PER")
         definite = replace(obj, det="def") if obj.kind == "noun" and obj.num is None else obj
-        return p, Clause(verb, subj=other, obj=definite, tense=tense)
+        return p, Clause(verb, subj=rival, obj=definite, tense=tense)
 
     def _add_detail(self, p: Clause, strip: bool = True) -> Clause | None:
         """``p`` with information added that ``p`` does not give (an adverb or an adjective);
@@ -268,7 +276,8 @@ class PairMaker:
         if method == "copula":
             ents = [e for e in _entities(p) if e.kind in ("noun", "name")]
             if p.verb is None:
-                ents = [replace(p.subj, adjs=(p.cop_adj,))]
+                assert p.subj is not None  # a copular clause has its subject
+                ents = [replace(p.subj, adjs=(p.adjective,))]
             if not ents:
                 return None
             e = r.choice(ents)

@@ -7,6 +7,7 @@ modifiers before the noun and no spaces), morphology, function words and script.
 from __future__ import annotations
 
 import random
+from typing import Any, Mapping
 
 from . import english as E
 from .lexicon import Lexicon
@@ -50,6 +51,8 @@ def _comma(lang: str) -> Node:
 
 class Realiser:
     lang = "en"
+    # English preposition -> this language's word, or (word, case) in a language with cases
+    PREP: Mapping[str, Any]
 
     def __init__(self, lex: Lexicon, rng: random.Random):
         self.lex, self.rng = lex, rng
@@ -98,7 +101,7 @@ class Realiser:
         if e.kind == "year":
             return self.year(e, rel)
         if e.kind == "name":
-            node = _name(self.name_parts(e), e.ner, rel)
+            node = _name(self.name_parts(e), e.cls, rel)  # a name's class is its NER type
             self.conjoin(node, e, *args)
             return node
         return self.noun_phrase(e, rel, *args)
@@ -106,7 +109,8 @@ class Realiser:
     def year(self, e: Entity, rel: str) -> Node:
         return Node(e.lemma, e.lemma, "NUM", rel, "NumType=Card")
 
-    def noun_phrase(self, e: Entity, rel: str, *args) -> Node:
+    def noun_phrase(self, e: Entity, rel: str, case: str = "nom") -> Node:
+        """``case``: in a language with cases."""
         raise NotImplementedError
 
     def case_phrase(self, prep: str, e: Entity, rel: str) -> Node:
@@ -193,7 +197,7 @@ class English(Realiser):
         neg = Node("not", "not", "PART", "advmod", "Polarity=Neg") if c.neg else None
         subj = self.np(c.subj, "nsubj") if c.subj is not None else None
         if c.verb is None:
-            adj = self.word(c.cop_adj, "ADJ")
+            adj = self.word(c.adjective, "ADJ")
             node = Node(adj, adj, "ADJ", rel, "Degree=Pos")
             pl = subject_number(c, head) == "pl"
             if c.tense == "fut":
@@ -235,11 +239,11 @@ class English(Realiser):
             prep, ent = c.obl
             obl = self.np(ent, "obl")
             obl.left.insert(0, Node(prep, prep, "ADP", "case"))
-        if "adv" in front:
+        if "adv" in front and adv is not None:
             node.left[:0] = [adv, _comma("en")]
         elif adv is not None:
             node.right.append(adv)
-        if "obl" in front:
+        if "obl" in front and obl is not None:
             node.left[:0] = [obl, _comma("en")]
         elif obl is not None:
             node.right.append(obl)
@@ -325,8 +329,9 @@ class French(Realiser):
         gender = "m"
         if c.subj is not None and c.subj.kind == "noun":
             gender = self.lex.gender["fr"][(c.subj.lemma, "NOUN")]
+        aux: Node | None
         if c.verb is None:
-            lem = self.word(c.cop_adj, "ADJ")
+            lem = self.word(c.adjective, "ADJ")
             node = Node(self.adj_form(lem, gender, subject_number(c, head)), lem, "ADJ", rel)
             pl = subject_number(c, head) == "pl"
             cop = {"pres": ("est", "sont"), "past": ("était", "étaient"), "fut": ("sera", "seront")}[c.tense][pl]
@@ -372,8 +377,8 @@ class French(Realiser):
             drop_leaves(sent, drop)
         toks = sent.tokens
         for i, tok in enumerate(toks[:-1]):
-            nxt = toks[i + 1].form
-            if tok.form in ("le", "la", "ne", "de") and nxt[:1].lower() in "aeiouéhâî":
+            following = toks[i + 1].form
+            if tok.form in ("le", "la", "ne", "de") and following[:1].lower() in "aeiouéhâî":
                 tok.form = tok.form[0] + "'"
                 tok.space_after = False
         for i, tok in enumerate(toks[:-1]):
@@ -423,7 +428,7 @@ class German(Realiser):
                     f"Case={case.capitalize()}|Number={'Plur' if e.number == 'pl' else 'Sing'}")
         if e.num is not None:
             node.left.append(Node(str(e.num), str(e.num), "NUM", "nummod", "NumType=Card"))
-        elif (e.det, key) in self.ART:
+        elif e.det is not None and (e.det, key) in self.ART:
             art = self.ART[(e.det, key)][self.CASES.index(case)]
             node.left.append(Node(art, {"def": "der", "indef": "ein", "dem": "dieser"}[e.det], "DET", "det"))
         weak = e.det in ("def", "dem")
@@ -459,18 +464,18 @@ class German(Realiser):
         r = self.rng
         subj = self.np(c.subj, "nsubj", "nom") if c.subj is not None else None
         pl = subject_number(c, head) == "pl"
+        fin: Node | None  # the finite auxiliary or copula; None: the lexical verb is finite
         if c.verb is None:
-            lem = self.word(c.cop_adj, "ADJ")
+            lem = self.word(c.adjective, "ADJ")
             node = Node(lem, lem, "ADJ", rel)
             cop = {"pres": ("ist", "sind"), "past": ("war", "waren"), "fut": ("wird", "werden")}[c.tense][pl]
             fin = Node(cop, "werden" if c.tense == "fut" else "sein", "AUX", "aux" if c.tense == "fut" else "cop")
             final = Node("sein", "sein", "AUX", "cop") if c.tense == "fut" else None
-            lexical_finite = False
         else:
             lemma = self.word(c.verb, "VERB")
             form, aux, vf = self._forms(lemma, c, head)
             node = Node(form, lemma, "VERB", rel, f"VerbForm={vf}")
-            fin, final, lexical_finite = aux, None, aux is None
+            fin, final = aux, None
         middle: list[Node] = []        # Mittelfeld
         adv = Node(self.word(c.adv, "ADV"), self.word(c.adv, "ADV"), "ADV", "advmod") if c.adv else None
         if c.iobj is not None:
@@ -499,7 +504,7 @@ class German(Realiser):
         if c.mood == "q":
             first, middle = None, ([subj] if subj else []) + middle
         tail = middle + ([nicht] if nicht else [])
-        if lexical_finite:
+        if fin is None:
             node.left += [first] if first is not None else []
             node.right += tail
         else:
@@ -558,7 +563,7 @@ class Russian(Realiser):
         subj = self.np(c.subj, "nsubj", "nom") if c.subj is not None else None
         aux = None
         if c.verb is None:
-            lem = self.word(c.cop_adj, "ADJ")
+            lem = self.word(c.adjective, "ADJ")
             node = Node(lem[:-2] + self.ADJ_END["pl" if pl else "sg"]["nom"], lem, "ADJ", rel)
             if c.tense != "pres":        # present tense has no copula
                 form = {"past": ("был", "были"), "fut": ("будет", "будут")}[c.tense][pl]
@@ -678,7 +683,7 @@ class Chinese(Realiser):
             neg = Node(w, w, "ADV", "advmod", "Polarity=Neg")
         aux = Node("会", "会", "AUX", "aux") if c.tense == "fut" else None
         if c.verb is None:
-            w = self.word(c.cop_adj, "ADJ")
+            w = self.word(c.adjective, "ADJ")
             node = Node(w, w, "ADJ", rel)
             pre = [neg] if neg else [Node("很", "很", "ADV", "advmod")]
             if aux is not None:

@@ -26,7 +26,10 @@ class Entity:
 
     @property
     def cls(self) -> str:
-        return self.ner if self.kind == "name" else E.NOUN_CLASS.get(self.lemma, self.lemma)
+        if self.kind == "name":
+            assert self.ner is not None  # a name is made with its NER type
+            return self.ner
+        return E.NOUN_CLASS.get(self.lemma, self.lemma)
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,15 @@ class Clause:
     conj: "Clause | None" = None     # coordinated clause
     cc: str = "and"                  # and | but
 
+    @property
+    def adjective(self) -> str:
+        """A copular clause's adjective (a clause without a verb is made with one)."""
+        assert self.cop_adj is not None, "a copular clause without its adjective"
+        return self.cop_adj
+
     def conjuncts(self) -> list["Clause"]:
-        out, c = [], self
+        out: list[Clause] = []
+        c: Clause | None = self
         while c is not None:
             out.append(replace(c, conj=None))
             c = c.conj
@@ -191,6 +201,7 @@ class Grammar:
         elif x < st.p_question + st.p_imperative:
             mood, tense = "imp", "pres"
         neg = r.random() < st.p_neg
+        subj: Entity | None
         if r.random() < st.p_copula and mood != "imp":
             subj = self.entity(("person", "animal", "thing", "place", "food", "PER", "LOC"), depth + 1,
                                allow_mods=False)

@@ -96,7 +96,7 @@ def linearise(root: Node, lang: str, no_space: bool = False) -> Sentence:
 
     walk(root, None)
     # a comma directly before another punctuation mark, or opening the sentence, is dropped
-    kept = []
+    kept: list[tuple[Node, Node | None]] = []
     for i, (node, parent) in enumerate(order):
         if node.upos == "PUNCT" and node.form in (",", "，"):
             nxt = order[i + 1][0] if i + 1 < len(order) else None

@@ -147,6 +147,12 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
     def lang_id(self, lang: str) -> int:
         return self.languages.index(lang)
 
+    def _language_vocab(self, lang_id: int) -> np.ndarray:
+        """A language's entries of the dictionary (read when a vocabulary mask or in-language
+        replacement asks for them)."""
+        assert self.language_vocabs is not None, "--language-vocab-mask or --in-language-replacement reads them"
+        return self.language_vocabs[lang_id]
+
     def _language_dataset(self, data_path: str, lang: str, split: str, combine: bool):
         """One language's masked streams with its language id; also returns the number of
         sentences (lines) the split holds, which drives the sampling."""
@@ -160,7 +166,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         dataset = raw
         if self.args.language_vocab_mask:
             dataset = TokenRemapDataset(
-                dataset, out_of_language_remap(self.language_vocabs[lang_id], self.source_dictionary.unk()))
+                dataset, out_of_language_remap(self._language_vocab(lang_id), self.source_dictionary.unk()))
         # a window cuts sentences (the config pairs it with sample_break_mode eos)
         window = int(self.args.sentence_window or 0)
         if window:
@@ -177,7 +183,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
         dataset = PrependTokenDataset(dataset, self.source_dictionary.bos())
         weights = replacement_weights(
             self.source_dictionary, self.mask_idx,
-            self.language_vocabs[lang_id] if self.args.in_language_replacement else None)
+            self._language_vocab(lang_id) if self.args.in_language_replacement else None)
         src, tgt = LanguageMaskTokensDataset.apply_mask(
             dataset, self.source_dictionary,
             pad_idx=self.source_dictionary.pad(), mask_idx=self.mask_idx,
@@ -246,7 +252,7 @@ class XlingMultilingualMLMTask(MultiLingualMaskedLMTask):
                         masked_target=sample["masked_target"])
         n = sample["n_predicted"]
         log = {"ntokens": sample["ntokens"], "nsentences": sample["nsentences"]}
-        if deferred:
+        if deferred and self._late_loss is not None:
             previous = self._late_loss.swap(loss, n)
             log.update(loss=previous[0] if previous else 0.0, sample_size=previous[1] if previous else 0)
         else:

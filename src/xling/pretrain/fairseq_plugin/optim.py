@@ -18,6 +18,7 @@ The weights stay fp32 in the model; the plugin's task runs the step under autoca
 
 # no "from __future__ import annotations": fairseq reads the config dataclass's field types at run time
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from fairseq.optim import FairseqOptimizer, register_optimizer
@@ -55,7 +56,7 @@ class TorchAdamW(FairseqAdam):
         self.deferred = bool(getattr(cfg, "deferred_grad_norm", False))
         # skipping a non-finite update on the device needs the fused kernel's found_inf
         fused = self.deferred or (bool(tensors) and all(p.is_cuda for p in tensors))
-        kernel = {"fused": True} if fused else {"foreach": True}
+        kernel: dict[str, Any] = {"fused": True} if fused else {"foreach": True}
         self._optimizer = torch.optim.AdamW(params, **kernel, **self.optimizer_config)
         device = tensors[0].device.type if tensors else "cpu"
         self.loss_scaler = None
@@ -63,7 +64,7 @@ class TorchAdamW(FairseqAdam):
             self.loss_scaler = torch.amp.GradScaler(device, init_scale=float(cfg.loss_scale_init))
             self.min_loss_scale = float(cfg.loss_scale_min)
         self._late_norm = Deferred() if self.deferred else None
-        self._skip = None  # found_inf of the update being made (deferred, unscaled)
+        self._skip: torch.Tensor | None = None  # found_inf of the update being made (deferred, unscaled)
 
     @property
     def supports_flat_params(self):
@@ -103,20 +104,22 @@ class TorchAdamW(FairseqAdam):
             self._skip = (~torch.isfinite(norm)).float()
             values = norm.reshape(1)
         else:
+            scale = self.loss_scaler._get_scale_async()
+            assert scale is not None  # scaling the first loss made it
             # an overflow is the scaler's to skip, not an error: reported as norm 0
             values = torch.stack([torch.where(torch.isfinite(norm), norm, torch.zeros_like(norm)),
-                                  self.loss_scaler._get_scale_async().float().reshape(())])
-        if self.deferred:
+                                  scale.float().reshape(())])
+        if self._late_norm is not None:  # --deferred-grad-norm
             previous = self._late_norm.swap(values)
             if previous is None:  # the first update: nothing finished to report yet
                 return torch.zeros(())
-            values = previous[0]  # numbers on the host
+            numbers = previous[0]  # on the host
         else:
-            values = values.tolist()  # waits for the device
-        if self.loss_scaler is not None and values[1] < self.min_loss_scale:
+            numbers = values.tolist()  # waits for the device
+        if self.loss_scaler is not None and numbers[1] < self.min_loss_scale:
             raise FloatingPointError(f"fp16 loss scale fell below {self.min_loss_scale}: the loss is probably "
                                      "exploding (try bf16 or fp32)")
-        return torch.tensor(values[0])
+        return torch.tensor(numbers[0])
 
     def step(self, closure=None, scale=1.0, groups=None):
         if scale != 1.0:
@@ -125,12 +128,13 @@ class TorchAdamW(FairseqAdam):
             self.loss_scaler.step(self._optimizer)  # skips an overflowed update on the device
             self.loss_scaler.update()
         elif self._skip is not None:
-            # the fused kernel leaves the weights and moments alone where found_inf is set
-            self._optimizer.found_inf, self._optimizer.grad_scale = self._skip, None
+            # the fused kernel leaves the weights and moments alone where found_inf is set (attributes
+            # torch's fused step reads, which its type stubs do not declare)
+            self._optimizer.found_inf, self._optimizer.grad_scale = self._skip, None  # type: ignore[attr-defined]
             try:
                 self._optimizer.step(closure)
             finally:
-                del self._optimizer.found_inf, self._optimizer.grad_scale
+                del self._optimizer.found_inf, self._optimizer.grad_scale  # type: ignore[attr-defined]  # as above
         else:
             self._optimizer.step(closure)
         self._skip = None
