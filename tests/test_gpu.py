@@ -14,14 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import test_analysis_backtranslate as bt_tests
 import test_analysis_run as analysis_tests
-import test_backtranslate as bt_tests
 import test_export_huggingface as export_tests
 import test_finetune as finetune_tests
 import torch
 
 # the CPU tests' fixtures, used here by name: the tiny Marian model and its files, the task files
-from test_backtranslate import files, marian  # noqa: F401, E402
+from test_analysis_backtranslate import files, marian  # noqa: F401, E402
 from test_export_huggingface import exported, model  # noqa: F401, E402
 from test_finetune import task_dir  # noqa: F401, E402
 
@@ -202,7 +202,7 @@ def test_export_and_ours_on_cuda_stay_within_the_kernels_rounding(model, exporte
                                        roundings)
 
 
-# --- Marian back-translation (CPU: test_backtranslate) --------------------------------------------
+# --- Marian back-translation (CPU: test_analysis_backtranslate) --------------------------------------------
 
 def test_backtranslation_on_cuda_gives_the_cpus_sentences(files, tmp_path, exact_fp32):  # noqa: F811
     from xling.analysis import backtranslate as bt

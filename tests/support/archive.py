@@ -1,5 +1,5 @@
 """A bundle's members read and written back as plain bytes: how the bundle tests tamper with an
-archive after the fact (tests/test_bundle.py, tests/test_figure_csvs.py)."""
+archive after the fact (tests/test_report_bundle.py, tests/test_report_figure_csvs.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Plan the workflow as ``snakemake -n`` does, in a fresh interpreter, and report what planning
-imported and every pretraining job as Snakemake sees it (tests/test_planning.py).
+imported and every pretraining job as Snakemake sees it (tests/test_workflow_planning.py).
 
     python -m support.plan_probe OUT.json WORKDIR [CONFIGFILE ...]
 

@@ -6,7 +6,7 @@ toy binarised data written at its data directory.
 
     python -m support.pretrain_commands OUT.json DEMO_PROBE.json PAPER_PROBE.json
 
-writes the record that tests/test_planning.py compares every job's commands and params with.
+writes the record that tests/test_workflow_planning.py compares every job's commands and params with.
 """
 
 from __future__ import annotations

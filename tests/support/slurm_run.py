@@ -1,5 +1,5 @@
 """Run (a slice of) a Snakemake workflow through the project's SLURM profile and report which
-SLURM jobs it submitted. Used by tests/test_slurm*.py against support.local_slurm, and usable
+SLURM jobs it submitted. Used by tests/test_cluster_slurm*.py against support.local_slurm, and usable
 by hand against any SLURM whose clients are on PATH.
 
 Snakemake always runs under `timeout -k`: with a status command that cannot see the jobs (sacct
