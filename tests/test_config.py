@@ -331,15 +331,16 @@ def test_liu2020_pretrain_overrides_the_pretrain_section_for_its_models_only():
 
 
 def test_demo_full_is_the_sentence_regime_with_three_seeds_on_the_close_pair():
-    """`make demo-full`: one sentence per sample, 1,000 updates of 64 sentences at lr 2e-3 after 500
-    warm-up updates, three pretraining seeds, all the fine-tuning data; the demo's tiny model."""
+    """`make demo-full`: one sentence per sample, 4,000 updates of 64 sentences (the length English
+    chose, docs/probes.md) at lr 2e-3 after 500 warm-up updates, every validation's checkpoint kept,
+    three pretraining seeds, all the fine-tuning data; the demo's tiny model."""
     from xling.pretrain.schedule import schedule
 
     cfg = xcfg.load(xcfg.REPO / "config" / "config.yaml", xcfg.REPO / "config" / "demo.yaml",
                     xcfg.REPO / "config" / "demo_full.yaml")
     xcfg.validate(cfg)
     s = schedule(cfg["pretrain"], cfg["model"])
-    assert s.max_updates == 1000 and s.global_batch_streams == 64 and s.updates_per_epoch == 250
+    assert s.max_updates == 4000 and s.global_batch_streams == 64 and s.updates_per_epoch == 250
     assert cfg["pretrain"]["sample_break_mode"] == "eos" and cfg["pretrain"]["lr"] == 2.0e-3
     assert cfg["pretrain"]["keep_interval_updates"] >= s.max_epoch  # every epoch's checkpoint: the curve
     assert cfg["pretrain"]["warmup_updates"] == 500 and {k: cfg["model"][k] for k in DEMO["model"]} == DEMO["model"]

@@ -60,8 +60,10 @@ SKIPPED = {
     "make wheelhouse": "needs a package index and a GPU node to copy to (tests/test_wheelhouse.py builds one)",
     "scripts/slurm_cluster.sh start": "needs root and SLURM's daemons (the `slurm`-marked tests run this harness)",
     "--report results/demo/report.html": "needs a finished `make demo`: Snakemake's report reads its outputs",
-    "scripts/probe_regime.py": "the regime probe itself: eight models and their fine-tunings, hours on 2 cores "
-                               "(tests/test_probe_regime.py checks what it reads and writes)",
+    "probes/regime_xlm.yaml": "the regime probe itself: eight models and their fine-tunings, hours on 2 cores "
+                              "(tests/test_probe_regime.py checks what it reads and writes)",
+    "probes/regime_length_width.yaml": "the length/width probe: 15 models over three seeds and their fine-tunings, "
+                                       "hours on 2 cores (tests/test_probe_regime.py checks what it reads and writes)",
     "bench/bench_demo_jobs.py": "times make demo-full's jobs alone and two at once, minutes on an idle machine "
                                 "after demo-full's upstream (tests/test_bench_demo_jobs.py checks how it reads "
                                 "a job's log)",
