@@ -29,7 +29,8 @@ venv:
 demo: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(CONFIG) $(GPU_ARGS) --cores $(CORES) all
 
-# The testbed with 1,000-update models and 3 pretraining seeds (about 2 h 15 min on 2 cores)
+# The testbed with 4,000-update models (the length English chose) and 3 pretraining seeds (planned at
+# ~2-2.5 h on 2 idle cores; docs/benchmarks.md)
 demo-full: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(CONFIG) $(GPU_ARGS) \
 		--cores $(CORES) all
