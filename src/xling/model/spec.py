@@ -115,19 +115,14 @@ class PretrainedModel:
     def digest(self) -> str:
         """sha256 of the weights: the checkpoint file, or a ``transformers`` directory's weights
         file (which model a report's row is)."""
-        import hashlib
-
         from xling.config.external import WEIGHTS_FILES
+        from xling.download.fetch import sha256_file
 
         path = self.path
         if self.kind == TRANSFORMERS:
             found = [self.path / w for w in WEIGHTS_FILES if (self.path / w).is_file()]
             path = found[0] if found else self.path / WEIGHTS_FILES[0]
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        return h.hexdigest()
+        return sha256_file(path)
 
     def drift(self) -> float | None:
         """How far training moved the model from its initial weights (``||w - w0|| / ||w0||``);
