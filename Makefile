@@ -21,7 +21,7 @@ endif
 # wheelhouse: PY names the target Python's version (`make wheelhouse PY=3.12`); default the venv's
 WHEELHOUSE_PY = $(if $(findstring /,$(PY)),,--python $(PY))
 
-.PHONY: venv demo demo-full demo-liu bundle report-from-bundle targets refit test test-fast test-shuffled test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
+.PHONY: venv demo demo-full demo-liu bundle report-from-bundle check-bundle targets refit test test-fast test-shuffled test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -52,14 +52,20 @@ demo-external: venv
 
 # The demo's results as one archive (results/demo/bundle.tar.gz + its config): what every table and
 # figure is made from; runs what is missing of `make demo` and `make demo-liu` first
+# (CONFIG=config/demo_full.yaml: demo-full's, results/demo_full/bundle.tar.gz)
 bundle: venv
-	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) bundle
+	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(CONFIG) --cores $(CORES) bundle
 
 # Every table and figure from a bundle, without any upstream job (default: the published demo's)
 BUNDLE ?= results-published/demo/bundle.tar.gz
 report-from-bundle: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile $(BUNDLE:.tar.gz=.config.yaml) --config bundle=$(BUNDLE) \
 		--cores $(CORES) report
+
+# The same in a fresh temporary directory, then every table and figure CSV compared byte for byte
+# with those the bundle carries (its run's own report): PASS or FAIL, each differing file named
+check-bundle: venv
+	$(PY) -m xling.report.rebuild $(BUNDLE) --cores $(CORES)
 
 # Every named target of the paper config, or of CONFIGFILE's overlays on it (`make targets
 # CONFIGFILE=config/demo.yaml`): what it builds and the jobs `snakemake -n <target>` plans here

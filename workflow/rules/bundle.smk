@@ -1,11 +1,11 @@
 # Results bundles (docs/report.md): `snakemake bundle` writes R/bundle.tar.gz, the files the
 # report stage reads and nothing it could recompute (every input of the report rules, and the
 # benchmark files the ledger reads beside them), with the resolved config (also written beside it,
-# R/bundle.config.yaml) and a manifest; beside them, the CSV of each figure of the report (its
-# plotted points; never unpacked: the report writes them again, byte for byte). With
-# `--config bundle=<archive>` (and the bundle's config as --configfile), rule unpack_bundle makes
-# those files instead of the jobs that made them, so `snakemake ... report` plans the report jobs
-# only.
+# R/bundle.config.yaml) and a manifest; beside them, every table of the report and the CSV of each
+# figure (its plotted points): carried, never unpacked, so that a report rebuilt from the bundle
+# can be checked against them byte for byte (`make check-bundle`). With `--config
+# bundle=<archive>` (and the bundle's config as --configfile), rule unpack_bundle makes those files
+# instead of the jobs that made them, so `snakemake ... report` plans the report jobs only.
 
 
 def report_rule_names():
@@ -22,13 +22,15 @@ def report_stage_inputs():
     return sorted({str(f) for name in report_rule_names() for f in getattr(rules, name).input})
 
 
-def figure_csvs():
-    """The CSV beside each figure of the report stage (same name as a PNG the rule draws)."""
-    out = []
-    for name in report_rule_names():
-        files = [str(f) for f in getattr(rules, name).output]
-        out += [f for f in files if f.endswith(".csv") and f.removesuffix(".csv") + ".png" in files]
-    return out
+# what the report writes as text: its tables (md, csv, tex) and each figure's CSV; the drawings
+# (png, pdf) are left out, their numbers being that CSV
+REPORT_TEXT = (".md", ".csv", ".tex")
+
+
+def report_texts():
+    """The report stage's tables and figures' numbers, as the bundle carries them."""
+    outputs = {str(f) for name in report_rule_names() for f in getattr(rules, name).output}
+    return sorted(f for f in outputs if f.endswith(REPORT_TEXT))
 
 
 def all_reports():
@@ -39,7 +41,7 @@ def all_reports():
 rule bundle:
     input:
         results=report_stage_inputs(),
-        figures=figure_csvs(),
+        report=report_texts(),
     output:
         archive=f"{R}/bundle.tar.gz",
         config=f"{R}/bundle.config.yaml",

@@ -2,9 +2,9 @@
 recompute (fine-tuning results, Section 5 and Liu et al. results, anchor counts, the ledger's
 benchmark files and the declared outputs it waits for), the resolved config, and a manifest
 (each file's sha256, the repository commit, the config's digest, the versions). It also carries
-the CSV beside each figure of the report (its plotted points, manifest key ``report``), so the
-numbers travel with the archive; those are outputs of the report rules, never unpacked: a report
-rebuilt from the bundle writes them again, byte for byte.
+the report's tables and the CSV beside each figure (its plotted points; manifest key ``report``),
+so the numbers travel with the archive; those are outputs of the report rules, never unpacked: a
+report rebuilt from the bundle writes them again, byte for byte (``xling.report.rebuild`` checks).
 
 ``write_bundle`` makes it; ``check_bundle`` verifies an archive against the config it is used with
 (every listed file present with its sha256, nothing else, the same config) before anything is
@@ -88,7 +88,7 @@ def write_bundle(files: Iterable[str | Path], out: str | Path, cfg: Mapping, rep
                  extra: Mapping | None = None, report: Iterable[str | Path] = ()) -> dict:
     """Write ``files`` (paths relative to the working directory, kept as they are in the archive),
     the resolved config and the manifest to ``out`` (a .tar.gz, atomically); ``report``: report
-    outputs carried beside them (the figures' CSVs), listed apart and never unpacked. Returns the
+    outputs carried beside them (tables, the figures' CSVs), listed apart and never unpacked. Returns the
     manifest."""
     entries = _entries(files, out)
     shown = _entries(report, out)
@@ -139,8 +139,14 @@ class Bundle:
 
     @property
     def report(self) -> list[str]:
-        """The report outputs it carries (the figures' CSVs; none in a bundle made before them)."""
+        """The report outputs it carries: the tables and the figures' CSVs (the figures' CSVs alone in a
+        bundle made before the tables were carried; none in one made before the CSVs)."""
         return sorted(self.manifest.get("report") or {})
+
+    def report_bytes(self) -> dict[str, bytes]:
+        """The report files it carries, by name, as the run wrote them."""
+        members = _read(self.path)
+        return {name: members[name] for name in self.report}
 
 
 def _read(archive: Path) -> dict[str, bytes]:
