@@ -30,7 +30,8 @@ demo: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(CONFIG) $(GPU_ARGS) --cores $(CORES) all
 
 # The testbed with 4,000-update models (the length English chose) and 3 pretraining seeds (planned at
-# ~2-2.5 h on 2 idle cores, measured 1 h 40 min once its data are built; docs/demo.md)
+# ~2-2.5 h on 2 idle cores, measured 1 h 40 min once its data are built and 2 h 21 min from nothing;
+# docs/demo.md; its published bundle: results-published/demo_full/)
 demo-full: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(CONFIG) $(GPU_ARGS) \
 		--cores $(CORES) all
