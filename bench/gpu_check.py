@@ -215,13 +215,23 @@ def checks(rec: dict, stopped_by_us: bool, cut: bool) -> dict:
 
 # --- the parts' JSON and the summary ---------------------------------------------------------------
 
-def tests_record(junit: Path) -> dict:
+def junit_name(nodeid: str) -> str:
+    """A pytest node id as the junit report names its case: tests/test_a.py::t[x] -> tests.test_a::t[x]."""
+    path, _, rest = nodeid.partition("::")
+    return f"{path.removesuffix('.py').replace('/', '.')}::{rest}"
+
+
+def tests_record(junit: Path, running: Path | None = None) -> dict:
     """pytest's junit report: counts and each test's outcome (what ran before the time ran out).
-    Every case is named: a case with no class or name (pytest writes one for a collection error
-    or an interrupted session) takes its file and line, else its place in the report."""
+    Every case is named. pytest writes a case with no class or name for the test whose call an
+    interrupt cut (its setup opened the case; no call report named it): ``running`` (the node id
+    tests/conftest.py wrote as each test started) names it, and it counts as cut, not failed. A
+    nameless case with no such id takes its file and line, else its place in the report, and
+    counts as an error (nothing was tested under no name)."""
     if not junit.exists():
         return {"error": f"no report at {junit} (pytest did not finish its session)"}
     root = ET.parse(junit).getroot()
+    last = running.read_text().strip() if running is not None and running.is_file() else ""
     cases = []
     for i, case in enumerate(root.iter("testcase")):
         outcome = "passed"
@@ -233,17 +243,23 @@ def tests_record(junit: Path) -> dict:
                 break
         else:
             message = ""
-        classname, name = case.get("classname"), case.get("name")
+        cases.append({"test": None, "classname": case.get("classname"), "name": case.get("name"),
+                      "outcome": outcome, "seconds": float(case.get("time") or 0), "message": message,
+                      "where": ":".join(filter(None, [case.get("file"), case.get("line")]))})
+    named = {f"{c['classname']}::{c['name']}" for c in cases if c["classname"] and c["name"]}
+    for i, c in enumerate(cases):
+        classname, name, where = c.pop("classname"), c.pop("name"), c.pop("where")
         if classname and name:
-            test = f"{classname}::{name}"
+            c["test"] = f"{classname}::{name}"
+        elif last and junit_name(last) not in named and c["outcome"] == "passed":
+            c["test"], c["outcome"] = junit_name(last), "cut"
+            c["message"] = "running when the session was interrupted (at the part's limit)"
+            named.add(c["test"])
         else:
-            where = ":".join(filter(None, [case.get("file"), case.get("line")]))
-            test = f"unnamed case {i + 1} of the report" + (f" ({where})" if where else "")
-            if outcome == "passed":  # nothing was tested under no name
-                outcome, message = "error", message or "a case with no test's name"
-        cases.append({"test": test, "outcome": outcome, "seconds": float(case.get("time") or 0),
-                      "message": message})
-    counts = {k: sum(c["outcome"] == k for c in cases) for k in ("passed", "failed", "error", "skipped")}
+            c["test"] = f"unnamed case {i + 1} of the report" + (f" ({where})" if where else "")
+            if c["outcome"] == "passed":
+                c["outcome"], c["message"] = "error", c["message"] or "a case with no test's name"
+    counts = {k: sum(c["outcome"] == k for c in cases) for k in ("passed", "failed", "error", "skipped", "cut")}
     return {"counts": counts, "cases": cases}
 
 
@@ -332,6 +348,9 @@ def verdict(out: Path, parts: list[str]) -> tuple[bool, list[str]]:
             bad = [c["test"].split("::")[-1] for c in rec["cases"] if c["outcome"] in ("failed", "error")]
             if bad:
                 why.append(f"{len(bad)} GPU test(s) failed: {', '.join(bad[:4])}" + (" ..." if len(bad) > 4 else ""))
+            cut = [c["test"].split("::")[-1] for c in rec["cases"] if c["outcome"] == "cut"]
+            if cut:
+                why.append(f"cut at the limit: {', '.join(cut)}")
         if part == "jobs":
             for name, job in rec.get("jobs", {}).items():
                 failed = [k for k, v in job.get("checks", {}).items() if not v]
@@ -406,8 +425,10 @@ def summary(out: Path, parts: list[str] | None = None) -> tuple[str, bool]:
             c = res.get("counts")
             if c:
                 bad = [x["test"] for x in res["cases"] if x["outcome"] in ("failed", "error")]
+                cut = [x["test"] for x in res["cases"] if x["outcome"] == "cut"]
                 lines.append(f"  {c['passed']} passed, {c['failed']} failed, {c['error']} errors, {c['skipped']} "
-                             f"skipped" + (f"; FAILED: {bad[:6]}" if bad else ""))
+                             f"skipped, {c.get('cut', 0)} cut at the limit" + (f"; FAILED: {bad[:6]}" if bad else "")
+                             + (f"; CUT: {cut}" if cut else ""))
             else:
                 lines.append(f"  {res.get('error')}")
     text = "\n".join(lines) + "\n"
@@ -434,6 +455,7 @@ def main(argv=None) -> None:
     t = sub.add_parser("tests")
     t.add_argument("raw", type=Path)
     t.add_argument("junit", type=Path)
+    t.add_argument("--running", type=Path, help="the node id of the test that started last (tests/conftest.py)")
     fl = sub.add_parser("rows-from-log")
     fl.add_argument("log", type=Path)
     fl.add_argument("out", type=Path)
@@ -454,7 +476,7 @@ def main(argv=None) -> None:
     elif args.what == "record":
         record(args.out, args.part, args.status, args.seconds, args.raw, args.note, args.estimate)
     elif args.what == "tests":
-        write_json(args.raw, tests_record(args.junit))
+        write_json(args.raw, tests_record(args.junit, args.running))
     elif args.what == "merge-rows":
         merge_rows(args.raw, args.files)
     elif args.what == "rows-from-log":

@@ -112,20 +112,22 @@ if [[ $DEVICE == cuda ]]; then
   # not yet measured first (NER's and parsing's batch 32, planned at a one-cell floor), then XNLI's
   # batch 4 on the current code (1,161 cell-ex/s on an H100 2026-11-26 against the 1,200 goal)
   GRID_ROWS=("ner 32" "parsing 32" "xnli 4 --xnli-tokens 42")
-  # not yet passed on a GPU first (bench/measured/gpu_check/: 2026-11-27 on an H200 passed 18, cut
-  # the SIGKILL resume, left the four step variants), each group by value per second; then those
-  # passed, again. Node ids only: a file named beside one of its tests collects in the file's order.
+  # first those no window has passed on the current fine-tuning loop (2026-11-28 on an H100 passed
+  # 18: every test at least once in some window; it cut the parsing grid job and did not reach the
+  # pretraining jobs nor the step's eager bf16 variant), each group by value per second; then the
+  # rest, again. Node ids only: a file named beside one of its tests collects in the file's order.
   STEP=tests/test_pretrain_gpu.py::test_gpu_step_trains_compiled_without_device_syncs
   GPU=tests/test_gpu.py
   JOB=$GPU::test_pretraining_job_on_one_gpu_trains_and_exits_cleanly
   GRIDT=tests/test_finetune_grid.py::test_grid_steps_do_not_wait_for_the_gpu
+  GRIDJOB=$GPU::test_a_grid_job_on_cuda_learns_as_on_the_cpu
   KILLED=$GPU::test_a_killed_gpu_job_leaves_nothing_and_resumes_to_the_full_count
   # (a parametrised id with spaces cannot pass through PYTEST_ADDOPTS: the killed jobs go as one)
-  TESTS=("$STEP[False-fp16]" "$STEP[True-bf16]" "$STEP[True-fp16]" "$KILLED"
+  TESTS=("$JOB[default-fp16-False]" "$JOB[default-bf16-True]" "$JOB[sep_emb-fp16-False]" "$GRIDJOB[parsing]"
+         "$STEP[False-bf16]" "$STEP[False-fp16]" "$STEP[True-bf16]" "$STEP[True-fp16]" "$KILLED"
          "$GPU::test_finetuning_each_task_on_cuda_learns" "$GPU::test_export_and_ours_on_cuda_stay_within_the_kernels_rounding"
          "$GPU::test_backtranslation_on_cuda_gives_the_cpus_sentences" "$GPU::test_sentence_features_on_cuda_equal_the_cpus"
-         tests/test_finetune.py::test_tiny_finetune_on_cuda "$GRIDT" "$GPU::test_a_grid_job_on_cuda_learns_as_on_the_cpu"
-         "$JOB[default-fp16-False]" "$JOB[default-bf16-True]" "$JOB[sep_emb-fp16-False]" "$STEP[False-bf16]")
+         tests/test_finetune.py::test_tiny_finetune_on_cuda "$GRIDT" "$GRIDJOB[xnli]" "$GRIDJOB[ner]")
   EST=(290 60 330 150 60 180 90 60 120 80 60 150)
   TEST_TIMEOUT=150
 else  # the same parts at tiny shapes
@@ -147,7 +149,9 @@ for part in $PARTS; do
   # --- the GPU-marked tests, as many as fit ----------------------------------------------------------
   tests)
     if begin_part tests "${EST[0]}" "${EST[1]}" "${EST[2]}"; then
-      rm -f "$WORK/tests.xml"
+      rm -f "$WORK/tests.xml" "$WORK/tests.running"
+      # tests/conftest.py writes each test's node id as it starts: names the one an interrupt cuts
+      export XLING_RUNNING_TEST=$WORK/tests.running
       export PYTEST_ADDOPTS="-p no:cacheprovider --timeout=$TEST_TIMEOUT --junitxml=$WORK/tests.xml ${TESTS[*]}"
       if command -v make > /dev/null; then  # `make test-gpu` itself: it needs no venv
         run make --no-print-directory test-gpu GPU_PYTHON="$PY"
@@ -156,8 +160,9 @@ for part in $PARTS; do
         run "$PY" -m pytest -q -m gpu
       fi
       rc=$?
-      unset PYTEST_ADDOPTS
-      "$PY" bench/gpu_check.py tests "$WORK/tests.raw.json" "$WORK/tests.xml" >> "$LOG" 2>&1
+      unset PYTEST_ADDOPTS XLING_RUNNING_TEST
+      "$PY" bench/gpu_check.py tests "$WORK/tests.raw.json" "$WORK/tests.xml" --running "$WORK/tests.running" \
+        >> "$LOG" 2>&1
       # a failed or erroring test fails the part (pytest's exit status 1); a cut run times out
       end_part tests "$rc" "$WORK/tests.raw.json" "pytest exit status $rc"
     fi ;;

@@ -22,6 +22,7 @@ for path in (str(TESTS), str(TESTS.parent / "workflow" / "scripts")):
 
 import torch  # noqa: E402
 
+from support.running_test import pytest_runtest_logstart  # noqa: E402, F401 - a hook (bench/gpu_check.sh)
 from support.slice import Snapshot, link_copy, report_configs, run_report, run_slice, slice_configs  # noqa: E402
 from support.xdist_groups import (  # noqa: E402, F401 - the last three: pytest-xdist's hooks (see there)
     group_of,

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -162,13 +164,54 @@ def test_pytests_report_becomes_the_tests_json(tmp_path):
         '<testcase classname="tests.test_b" name="test_gpu" time="0"><skipped message="needs a CUDA device"/>'
         '</testcase><testcase time="0.001"/></testsuite></testsuites>')
     rec = gpu_check.tests_record(report)
-    assert rec["counts"] == {"passed": 1, "failed": 1, "error": 1, "skipped": 1}
+    assert rec["counts"] == {"passed": 1, "failed": 1, "error": 1, "skipped": 1, "cut": 0}
     assert rec["cases"][1] == {"test": "tests.test_a::test_bad", "outcome": "failed", "seconds": 2.0,
                                "message": "assert 1 == 2"}
     # the case pytest wrote with no name (an interrupted session) is named and passes nothing
     assert rec["cases"][3]["test"] == "unnamed case 4 of the report" and rec["cases"][3]["outcome"] == "error"
     assert all(c["test"] and "None" not in c["test"] for c in rec["cases"])
     assert "no report" in gpu_check.tests_record(tmp_path / "missing.xml")["error"]
+
+
+def test_a_case_pytest_left_unnamed_takes_the_running_tests_name_and_counts_as_cut(tmp_path):
+    report, running = tmp_path / "tests.xml", tmp_path / "tests.running"
+    report.write_text('<testsuites><testsuite name="pytest"><testcase classname="tests.test_gpu" name="test_a[x]" '
+                      'time="3"/><testcase time="0.001"/></testsuite></testsuites>')
+    running.write_text("tests/test_gpu.py::test_b[parsing]\n")
+    rec = gpu_check.tests_record(report, running)
+    assert rec["counts"] == {"passed": 1, "failed": 0, "error": 0, "skipped": 0, "cut": 1}
+    assert rec["cases"][1]["test"] == "tests.test_gpu::test_b[parsing]" and rec["cases"][1]["outcome"] == "cut"
+    # a running test the report already named (it finished) names no other case
+    running.write_text("tests/test_gpu.py::test_a[x]\n")
+    assert gpu_check.tests_record(report, running)["cases"][1]["outcome"] == "error"
+
+
+def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
+    """pytest itself, stopped by SIGINT (what `timeout -s INT` sends at a part's limit) in the
+    middle of a test: its junit report leaves that test unnamed, and the check names it."""
+    (tmp_path / "test_cut.py").write_text(
+        "import time\n\ndef test_quick():\n    pass\n\n"
+        "def test_long():\n    time.sleep(120)\n\ndef test_never():\n    pass\n")
+    running, report = tmp_path / "tests.running", tmp_path / "tests.xml"
+    env = {**os.environ, "XLING_RUNNING_TEST": str(running), "PYTHONPATH": str(ROOT / "tests")}
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_XDIST_WORKER", None)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                             "support.running_test", f"--junitxml={report}", "test_cut.py"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(600):
+            if running.is_file() and "test_long" in running.read_text():
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=60)[0].decode()
+    finally:
+        proc.kill()
+    rec = gpu_check.tests_record(report, running)
+    assert [(c["test"], c["outcome"]) for c in rec["cases"]] == [
+        ("test_cut::test_quick", "passed"), ("test_cut::test_long", "cut")], out
 
 
 def test_the_grids_rows_merge_in_order(tmp_path):
