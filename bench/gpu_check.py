@@ -225,15 +225,17 @@ def tests_record(junit: Path, running: Path | None = None) -> dict:
     """pytest's junit report: counts and each test's outcome (what ran before the time ran out).
     Every case is named. pytest writes a case with no class or name for the test whose call an
     interrupt cut (its setup opened the case; no call report named it): ``running`` (the node id
-    tests/conftest.py wrote as each test started) names it, and it counts as cut, not failed. A
-    nameless case with no such id takes its file and line, else its place in the report, and
-    counts as an error (nothing was tested under no name)."""
+    tests/support/running_test.py kept of the test that started last) names it, and it counts as
+    cut, not failed. A nameless case with no such id takes its file and line, else its place in the
+    report, and counts as an error (nothing was tested under no name)."""
     if not junit.exists():
         return {"error": f"no report at {junit} (pytest did not finish its session)"}
-    root = ET.parse(junit).getroot()
+    testcases = list(ET.parse(junit).getroot().iter("testcase"))
+    named = {f"{c.get('classname')}::{c.get('name')}" for c in testcases if c.get("classname") and c.get("name")}
     last = running.read_text().strip() if running is not None and running.is_file() else ""
+    cut = junit_name(last) if last and junit_name(last) not in named else None  # a test that finished cut nothing
     cases = []
-    for i, case in enumerate(root.iter("testcase")):
+    for i, case in enumerate(testcases):
         outcome = "passed"
         for tag in ("failure", "error", "skipped"):
             node = case.find(tag)
@@ -243,24 +245,26 @@ def tests_record(junit: Path, running: Path | None = None) -> dict:
                 break
         else:
             message = ""
-        cases.append({"test": None, "classname": case.get("classname"), "name": case.get("name"),
-                      "outcome": outcome, "seconds": float(case.get("time") or 0), "message": message,
-                      "where": ":".join(filter(None, [case.get("file"), case.get("line")]))})
-    named = {f"{c['classname']}::{c['name']}" for c in cases if c["classname"] and c["name"]}
-    for i, c in enumerate(cases):
-        classname, name, where = c.pop("classname"), c.pop("name"), c.pop("where")
+        classname, name = case.get("classname"), case.get("name")
         if classname and name:
-            c["test"] = f"{classname}::{name}"
-        elif last and junit_name(last) not in named and c["outcome"] == "passed":
-            c["test"], c["outcome"] = junit_name(last), "cut"
-            c["message"] = "running when the session was interrupted (at the part's limit)"
-            named.add(c["test"])
+            test = f"{classname}::{name}"
+        elif cut and outcome == "passed":
+            test, outcome, cut = cut, "cut", None
+            message = "running when the session was interrupted (at the part's limit)"
         else:
-            c["test"] = f"unnamed case {i + 1} of the report" + (f" ({where})" if where else "")
-            if c["outcome"] == "passed":
-                c["outcome"], c["message"] = "error", c["message"] or "a case with no test's name"
+            where = ":".join(filter(None, [case.get("file"), case.get("line")]))
+            test = f"unnamed case {i + 1} of the report" + (f" ({where})" if where else "")
+            if outcome == "passed":  # nothing was tested under no name
+                outcome, message = "error", message or "a case with no test's name"
+        cases.append({"test": test, "outcome": outcome, "seconds": float(case.get("time") or 0),
+                      "message": message})
     counts = {k: sum(c["outcome"] == k for c in cases) for k in ("passed", "failed", "error", "skipped", "cut")}
     return {"counts": counts, "cases": cases}
+
+
+def tests_with(rec: dict, *outcomes: str) -> list[str]:
+    """The tests of a tests part's record whose outcome is one of ``outcomes``, in the report's order."""
+    return [c["test"] for c in rec["cases"] if c["outcome"] in outcomes]
 
 
 ROW_LINE = re.compile(
@@ -345,10 +349,10 @@ def verdict(out: Path, parts: list[str]) -> tuple[bool, list[str]]:
         elif rec["status"] != "ok":
             why.append(f"{part} {rec['status']}" + (f" ({rec['note']})" if rec.get("note") else ""))
         if part == "tests" and rec.get("counts"):
-            bad = [c["test"].split("::")[-1] for c in rec["cases"] if c["outcome"] in ("failed", "error")]
+            bad = [t.split("::")[-1] for t in tests_with(rec, "failed", "error")]
             if bad:
                 why.append(f"{len(bad)} GPU test(s) failed: {', '.join(bad[:4])}" + (" ..." if len(bad) > 4 else ""))
-            cut = [c["test"].split("::")[-1] for c in rec["cases"] if c["outcome"] == "cut"]
+            cut = [t.split("::")[-1] for t in tests_with(rec, "cut")]
             if cut:
                 why.append(f"cut at the limit: {', '.join(cut)}")
         if part == "jobs":
@@ -424,8 +428,7 @@ def summary(out: Path, parts: list[str] | None = None) -> tuple[str, bool]:
         elif part == "tests" and res:
             c = res.get("counts")
             if c:
-                bad = [x["test"] for x in res["cases"] if x["outcome"] in ("failed", "error")]
-                cut = [x["test"] for x in res["cases"] if x["outcome"] == "cut"]
+                bad, cut = tests_with(res, "failed", "error"), tests_with(res, "cut")
                 lines.append(f"  {c['passed']} passed, {c['failed']} failed, {c['error']} errors, {c['skipped']} "
                              f"skipped, {c.get('cut', 0)} cut at the limit" + (f"; FAILED: {bad[:6]}" if bad else "")
                              + (f"; CUT: {cut}" if cut else ""))

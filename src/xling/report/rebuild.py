@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from xling.config import REPO
 from xling.errors import InputError
 from xling.report.bundle import Bundle, check_bundle, shipped_config
 
@@ -65,8 +66,6 @@ def load_bundle(archive: Path, configfile: Path) -> Bundle:
 
 def rebuild(archive: Path, configfile: Path, workdir: Path, cores: str) -> subprocess.CompletedProcess:
     """`snakemake report` from the bundle alone, in ``workdir`` (the checkout's Snakefile)."""
-    from xling.config import REPO
-
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
            "--profile", str(REPO / "profiles" / "local"), "--directory", str(workdir), "--cores", cores,
            "--configfile", str(configfile.resolve()), "--config", f"bundle={archive.resolve()}", "--", "report"]
