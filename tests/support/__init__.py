@@ -8,5 +8,6 @@ shipped package ``xling``. Imported as ``support.<module>`` with ``tests/`` on s
 * ``slurm_run``: runs Snakemake through the SLURM profile and reads back the jobs it submitted;
 * ``slice``: the demo's slice run once per session for the end-to-end tests, and hard-link copies of it;
 * ``archive``: a bundle's members read and written back, to tamper with it in a test;
-* ``xdist_groups``: pytest-xdist's workers get whole groups of tests (tests/conftest.py assigns them).
+* ``xdist_groups``: pytest-xdist's workers get whole groups of tests (tests/conftest.py assigns them);
+* ``shared_data``: where ``../shared/data`` (real ELTeC, FreeDict...) is, and a skip when it is absent.
 """
