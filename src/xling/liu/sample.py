@@ -4,7 +4,8 @@ language's training split.
 A line of the training split is a paragraph as WikiExtractor left it (several sentences), not a
 sentence (and with ``preprocess.shuffle: false`` the split keeps the dump's order, its earliest
 articles first). So each line is cut into sentences by ``sentencex`` (Wikimedia's splitter: rules
-for ~300 languages, Thai and Chinese included; it reads the Moses-tokenised text as it is), and N
+for ~300 languages, Thai and Chinese included; it reads the Moses-tokenised text as it is; the
+package's splitters are in ``xling.preprocess.sentences``), and N
 of all the split's sentences are drawn
 uniformly at random with a seed: every sentence gets a seeded random key and the N smallest keys
 are kept. One pass, N sentences in memory, and the sizes nest: with one seed, the 200k sample lies
@@ -14,26 +15,13 @@ from __future__ import annotations
 
 import heapq
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Iterator
 
 import numpy as np
 
 from xling.errors import InputError
 from xling.io import atomic_write
-
-SPLITTERS = ("sentencex", "lines")
-
-
-def splitter(name: str, lang: str) -> Callable[[str], Iterable[str]]:
-    """Line -> its sentences: ``sentencex`` with ``lang``'s rules, or ``lines`` (a line is one
-    sentence, for a corpus already split)."""
-    if name == "lines":
-        return lambda line: [line]
-    if name == "sentencex":
-        from sentencex import segment
-
-        return lambda line: segment(lang, line)
-    raise ValueError(f"unknown sentence splitter {name!r} (expected one of {', '.join(SPLITTERS)})")
+from xling.preprocess.sentences import splitter
 
 
 def random_keys(seed: int, block: int = 1 << 16) -> Iterator[float]:
