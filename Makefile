@@ -41,12 +41,13 @@ demo-liu: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) liu2020
 
 # Section 5 on transformers checkpoints, on the testbed: the testbed's text, tiny untrained BERT,
-# CamemBERT, m-BERT and XLM-R checkpoints with tokenizers trained on it (kept once made), then the
+# CamemBERT, m-BERT, XLM-R, DistilBERT, ELECTRA, ALBERT, DeBERTa-v2 and XLM checkpoints with
+# tokenizers trained on it (kept once made), then the
 # target section5_external (no pretraining, no fine-tuning): results/demo/report/external/
 EXTERNAL_TEXT := $(foreach l,en fr,results/demo/corpus/$(l)/wiki.train.txt)
 demo-external: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml --cores $(CORES) $(EXTERNAL_TEXT)
-	$(PY) scripts/make_tiny_checkpoints.py results/demo/external_models $(foreach l,en fr,\
+	$(PY) scripts/make_tiny_checkpoints.py results/demo/external_models --every-kind $(foreach l,en fr,\
 		--text $(l)=results/demo/corpus/$(l)/wiki.train.txt)
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_external.yaml --cores $(CORES) \
 		section5_external

@@ -20,7 +20,12 @@ PLANNED_RULES = {"external_retrieval", "external_cka", "external_report", "secti
 def rows(models) -> dict:
     return {"bert_camembert": {"role": "monolingual", "label": "BERT + CamemBERT",
                                "models": {"en": str(models["bert_en"]), "fr": str(models["camembert_fr"])}},
-            "xlmr": {"role": "multilingual", "label": "XLM-R", "path": str(models["xlmr"]), "languages": ["en", "fr"]}}
+            "xlmr": {"role": "multilingual", "label": "XLM-R", "path": str(models["xlmr"]), "languages": ["en", "fr"]},
+            # config keys of their own (DistilBERT's n_layers, dim) and embeddings narrower than the layers (ELECTRA)
+            "distilbert": {"role": "multilingual", "label": "DistilBERT", "path": str(models["distilbert"]),
+                           "languages": ["en", "fr"]},
+            "electra": {"role": "multilingual", "label": "ELECTRA", "path": str(models["electra"]),
+                        "languages": ["en", "fr"]}}
 
 
 def planned(proc) -> dict[str, int]:
@@ -41,7 +46,7 @@ def planned(proc) -> dict[str, int]:
 def test_section5_external_runs_the_rows_on_the_testbed(slice_copy):
     workdir, configs = slice_copy
     text = {lang: workdir / f"results/slice/corpus/{lang}/wiki.train.txt" for lang in ("en", "fr")}
-    models = make_checkpoints(workdir / "external_models", text)
+    models = make_checkpoints(workdir / "external_models", text, every_kind=True)
     overlay = workdir / "external.yaml"
     overlay.write_text(yaml.safe_dump({"analysis": {"cka_sentences": 100, "cka_bootstrap": 20,
                                                     "external_models": rows(models)}}))
@@ -49,31 +54,57 @@ def test_section5_external_runs_the_rows_on_the_testbed(slice_copy):
     dry = snakemake(workdir, "-n", *args)
     assert dry.returncode == 0, dry.stderr[-3000:]
     # nothing but the rows' jobs: the slice's data is there, no model is trained or fine-tuned
-    assert planned(dry) == {"external_retrieval": 2, "external_cka": 2, "external_report": 1,
+    assert planned(dry) == {"external_retrieval": 4, "external_cka": 4, "external_report": 1,
                             "section5_external": 1}, dry.stdout[-3000:]
     proc = snakemake(workdir, *args, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = workdir / "results/slice/report/external"
     with open(report / "figure6.csv", encoding="utf-8") as fh:
         fig6 = list(csv.DictReader(fh))
-    assert {r["row"] for r in fig6} == {"bert_camembert", "xlmr"}
+    assert {r["row"] for r in fig6} == {"bert_camembert", "xlmr", "distilbert", "electra"}
+    # each row beside its random encoder; source is English everywhere, and so is its model
+    assert {(r["row"], r["kind"]) for r in fig6} == {
+        ("bert_camembert", "monolingual"), ("bert_camembert", "random"), ("xlmr", "bilingual"), ("xlmr", "random"),
+        ("distilbert", "bilingual"), ("distilbert", "random"), ("electra", "bilingual"), ("electra", "random")}
+    pair_rows = [r for r in fig6 if r["row"] == "bert_camembert"]
+    assert {(r["source"], r["source_model"], r["target"], r["target_model"]) for r in pair_rows} == {
+        ("en", str(models["bert_en"]), "fr", str(models["camembert_fr"]))}
     digest = json.loads((workdir / "results/slice/analysis/external/xlmr/retrieval/en-fr.json").read_text())
     assert digest["external"]["models"]["fr"]["sha256"] == next(r["target_sha256"] for r in fig6 if r["row"] == "xlmr")
+    assert (digest["source"], digest["target"]) == ("en", "fr") and digest["random"]["seed"] == 1001
+    pair_json = json.loads((workdir / "results/slice/analysis/external/bert_camembert/retrieval/en-fr.json")
+                           .read_text())
+    assert pair_json["checkpoints"] == {"source": str(models["bert_en"]), "target": str(models["camembert_fr"])}
     # a multilingual model is also read without a map; a monolingual pair is two spaces, so not
-    assert all(r["p_at_1_raw"] and r["p_at_1_shifted"] for r in fig6 if r["row"] == "xlmr")
+    assert all(r["p_at_1_raw"] and r["p_at_1_shifted"] for r in fig6 if r["row"] == "xlmr" and r["kind"] != "random")
     assert not any(r["p_at_1_raw"] for r in fig6 if r["row"] == "bert_camembert")
     with open(report / "figure7.csv", encoding="utf-8") as fh:
         fig7 = list(csv.DictReader(fh))
     kinds = {(r["row"], r["kind"]) for r in fig7 if r["cka"]}
     assert kinds == {("bert_camembert", "monolingual"), ("bert_camembert", "random"), ("xlmr", "bilingual"),
-                     ("xlmr", "random")}
+                     ("xlmr", "random"), ("distilbert", "bilingual"), ("distilbert", "random"),
+                     ("electra", "bilingual"), ("electra", "random")}
     assert all(r["low"] and r["length_controlled_cka"] for r in fig7 if r["layer"] != "average" and r["cka"])
     findings = (report / "findings.md").read_text()
-    assert "BERT + CamemBERT: 6. Monolingual models align" in findings and "XLM-R: Liu et al." in findings
+    assert "XLM-R: Liu et al." in findings
+    # untrained models are judged against their untrained architecture, not against chance: none
+    # of them is reported to align better than untrained
+    with open(report / "findings.csv", encoding="utf-8") as fh:
+        claim6 = {r["claim"].split(":")[0]: r for r in csv.DictReader(fh) if ": 6. " in r["claim"]}
+    assert set(claim6) == {"BERT + CamemBERT", "XLM-R", "DistilBERT", "ELECTRA"}
+    assert all(r["status"] != "holds" and "untrained" in r["claim"] and "far above" not in r["claim"]
+               for r in claim6.values()), claim6
     md = (report / "section5.md").read_text()
     assert str(models["xlmr"]) in md and digest["external"]["models"]["fr"]["sha256"][:12] in md
     again = snakemake(workdir, "-n", *args)
     assert again.returncode == 0 and planned(again) == {}, again.stdout[-2000:]
+    # weights replaced after planning: the job that reads them refuses them (planning's sha256)
+    from xling.analysis.external import row_specs
+
+    row = {"name": "xlmr", "role": "multilingual", "label": "XLM-R", "models": {"en": str(models["xlmr"]),
+           "fr": str(models["xlmr"])}, "sha256": {"en": "0" * 64, "fr": "0" * 64}}
+    with pytest.raises(ValueError, match="its weights changed since planning"):
+        row_specs(row, "en", "fr")
 
 
 PAPER_ROWS = {"bert-base-cased": "bert_en", "camembert-base": "camembert_fr",

@@ -138,8 +138,35 @@ def test_retrieval_against_itself_is_perfect_and_against_other_text_is_not(model
     assert json.loads(same.read_text()) == res
     other = run_retrieval(en, fr, way, (corpora / "t.fra", corpora / "t.eng"), settings(), 60, 5, tmp_path / "o.json")
     assert res["pair"] == "en-en" and other["pair"] == "en-fr" and other["n_test"] == 25
+    # one meaning of source and target: the pair's order, the target mapped onto the source
+    assert (other["source"], other["target"], other["map"]) == ("en", "fr", "target onto source")
+    assert "random" not in other and "paired" not in other
     assert max(other["p_at_1"]) < 50
     assert all(0 <= v <= 100 for v in other["p_at_1"] + other["p_at_1_unaligned"])
+
+
+def test_retrieval_beside_the_random_encoder_sentence_by_sentence(model, corpora, tmp_path):
+    """The random-encoder baseline: the target side read by the same architecture untrained (seeded),
+    through the same map; the paired table counts each test sentence once, at each encoder's best
+    layer, and agrees with both P@1 curves."""
+    ckpt, bpe, dictionary = model
+    en = ModelSpec(PretrainedModel.xling(ckpt, dictionary, bpe), "en")
+    way = corpora / "extracted"
+    res = run_retrieval(en, en, way, (corpora / "t.eng_as_fra", corpora / "t.eng"), settings(), 60, 5,
+                        tmp_path / "r.json", random_seed=7)
+    again = run_retrieval(en, en, way, (corpora / "t.eng_as_fra", corpora / "t.eng"), settings(), 60, 5,
+                          tmp_path / "r2.json", random_seed=7)
+    rnd, paired = res["random"], res["paired"]
+    assert rnd["seed"] == 7 and len(rnd["p_at_1"]) == len(res["layers"]) and again["random"] == rnd
+    # the same sentences on both sides: an untrained encoder's mean-pooled states (a bag of its
+    # subwords) map onto the trained one's as well, which is why chance is no yardstick for Figure 6
+    assert max(rnd["p_at_1"]) == 100.0 == max(res["p_at_1"])
+    n = res["n_test"]
+    assert sum(paired[k] for k in ("both", "trained_only", "random_only", "neither")) == n
+    i, j = paired["trained_layer"], paired["random_layer"]
+    assert res["p_at_1"][i] == max(res["p_at_1"]) and rnd["p_at_1"][j] == max(rnd["p_at_1"])
+    assert 100 * (paired["both"] + paired["trained_only"]) / n == pytest.approx(res["p_at_1"][i])
+    assert 100 * (paired["both"] + paired["random_only"]) / n == pytest.approx(rnd["p_at_1"][j])
 
 
 def test_cka_kinds(model, corpora, tmp_path):

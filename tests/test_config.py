@@ -133,6 +133,28 @@ def test_seeds_are_checked():
         xcfg.validate(xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"pretrain": [2]}}))
 
 
+def test_a_row_may_have_more_pretraining_seeds():
+    """seeds.rows: a bimodal row gets more replicates than the others; the models trained once keep
+    the first seed, and no model's seed may be the random encoder's."""
+    cfg = xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"pretrain": [1, 3, 4], "rows": {"no_anchors": list(
+        [1, *range(3, 17)])}}})
+    xcfg.validate(cfg)
+    assert xcfg.row_seeds(cfg, "no_anchors") == [1, *range(3, 17)] and xcfg.row_seeds(cfg, "default") == [1, 3, 4]
+    models = xcfg.bilingual_models(cfg)
+    assert len(models) == 27 * 3 + 3 * 15 + 2
+    assert [m[2] for m in models if m[:2] == ("no_anchors", "en-fr")] == [1, *range(3, 17)]
+    assert "seeds.rows.no_anchors[14]" in xcfg.training_seeds(cfg)
+    msg = str(pytest.raises(ConfigError, xcfg.validate, xcfg.merge(copy.deepcopy(cfg), {
+        "seeds": {"rows": {"no_anchor": [1, 2]}}})).value)
+    assert "config key 'seeds.rows.no_anchor': no such Table 1 row" in msg
+    msg = str(pytest.raises(ConfigError, xcfg.validate, xcfg.merge(copy.deepcopy(cfg), {
+        "seeds": {"rows": {"default": [3, 1]}}})).value)
+    assert "config key 'seeds.rows.default': must start with seeds.pretrain's first seed (1)" in msg
+    msg = str(pytest.raises(ConfigError, xcfg.validate, xcfg.merge(copy.deepcopy(cfg), {
+        "seeds": {"rows": {"default": [1, 1001]}}})).value)
+    assert "analysis.random_seed" in msg and "seeds.rows.default[1]" in msg
+
+
 def test_en_prime_from_one_source_only():
     both = xcfg.merge(copy.deepcopy(PAPER), {"analysis": {"en_paraphrase": "xnli_15way"}})
     with pytest.raises(ConfigError, match="either from a ready file"):

@@ -100,10 +100,14 @@ def transfer(task: str, pair: str, layer: int) -> dict:
             "en_dev": {"mlm_align": 80.0, "bimlm": 81.0, "bimlm_w": 82.0}}
 
 
-def retrieval(pair: str, p_at_1: list) -> dict:
+def retrieval(pair: str, p_at_1: list, random: list | None = None) -> dict:
     src, tgt = pair.split("-")
-    return {"pair": pair, "source": tgt, "target": src, "layers": [0, 1, 2], "p_at_1": p_at_1,
-            "n_train": 100, "n_test": 50}
+    out = {"pair": pair, "source": src, "target": tgt, "map": "target onto source", "layers": [0, 1, 2],
+           "p_at_1": p_at_1, "n_train": 100, "n_test": 50}
+    if random:
+        out.update(random={"seed": 1001, "p_at_1": random}, paired={
+            "trained_layer": 0, "random_layer": 2, "both": 5, "trained_only": 15, "random_only": 3, "neither": 27})
+    return out
 
 
 def cka(pair: str, bilingual: bool = True) -> dict:
@@ -121,7 +125,7 @@ def cka(pair: str, bilingual: bool = True) -> dict:
 
 FIG4 = [words("en-fr", 10.0), words("en-de", 20.0)]
 FIG5 = [transfer(t, p, i) for t in ("ner", "parsing") for p in ("en-fr", "en-de") for i in (0, 2)]
-FIG6 = [retrieval("en-fr", [40.0, None, 30.5]), retrieval("en-de", [35.0, 33.0, 31.0])]
+FIG6 = [retrieval("en-fr", [40.0, None, 30.5], random=[4.0, 6.0, 8.0]), retrieval("en-de", [35.0, 33.0, 31.0])]
 FIG7 = [cka("en-fr"), cka("en-en_prime", bilingual=False)]
 
 
@@ -156,12 +160,19 @@ def test_figures_5_and_8_csvs_are_their_two_models_per_task_pair_and_layer():
 
 def test_figure6_csv_is_each_pairs_p_at_1_per_layer_missing_left_empty(tmp_path):
     rows = figure6_rows(FIG6)
-    assert [(r["pair"], r["layer"], r["p_at_1"]) for r in rows] == [
-        ("en-fr", 0, 40.0), ("en-fr", 1, None), ("en-fr", 2, 30.5), ("en-de", 0, 35.0), ("en-de", 1, 33.0),
-        ("en-de", 2, 31.0)]
+    assert [(r["pair"], r["kind"], r["layer"], r["p_at_1"]) for r in rows] == [
+        ("en-fr", "monolingual", 0, 40.0), ("en-fr", "monolingual", 1, None), ("en-fr", "monolingual", 2, 30.5),
+        ("en-fr", "random", 0, 4.0), ("en-fr", "random", 1, 6.0), ("en-fr", "random", 2, 8.0),
+        ("en-de", "monolingual", 0, 35.0), ("en-de", "monolingual", 1, 33.0), ("en-de", "monolingual", 2, 31.0)]
+    # one meaning: source is English (the pair's first), the language the target is mapped onto
+    assert {(r["source"], r["target"]) for r in rows} == {("en", "fr"), ("en", "de")}
     write_figure6_csv(FIG6, tmp_path / "figure6.csv")
     assert_csv_is_rows(tmp_path / "figure6.csv", rows)
     assert read_csv(tmp_path / "figure6.csv")[1]["p_at_1"] == ""
+    # a result from before the map was recorded named the mapped language "source": read the other way
+    old = {**FIG6[1], "source": "de", "target": "en"}
+    del old["map"]
+    assert {(r["source"], r["target"]) for r in figure6_rows([old])} == {("en", "de")}
 
 
 def test_figure7_csv_is_each_cell_with_its_bootstrap_interval_and_the_length_controlled_cka(tmp_path):

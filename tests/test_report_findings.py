@@ -15,6 +15,7 @@ from xling.report.findings import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    NOT_RUN,
     cka_findings,
     language_embedding_findings,
     retrieval_finding,
@@ -139,14 +140,36 @@ def test_the_central_finding_with_and_without_language_embeddings(seeded):
     assert language_embedding_findings(t, {"default": "default_nl"}, True) == []
 
 
-def test_retrieval_and_cka_claims(seeded, tmp_path):
-    ret = {"en-fr": {"pair": "en-fr", "n_test": 1000, "p_at_1": [26.4, 20.0]},
-           "en-zh": {"pair": "en-zh", "n_test": 1000, "p_at_1": [0.3, 0.2]}}
-    f = retrieval_finding(ret)
-    assert f.status == FAILS  # en-zh: 3 of 1000 is at most ~9x chance
-    assert f.estimate.estimate == pytest.approx(3.0)
-    assert retrieval_finding({"en-fr": ret["en-fr"]}).status == HOLDS
+def retrieval_result(pair: str, trained: list, random: list, paired: tuple, n: int = 1000) -> dict:
+    """A Figure 6 job's result with its random-encoder baseline and the paired table (both, trained
+    only, random only, neither) at the two best layers."""
+    src, tgt = pair.split("-")
+    return {"pair": pair, "source": src, "target": tgt, "map": "target onto source", "layers": [0, 1],
+            "p_at_1": trained, "n_train": 100, "n_test": n, "random": {"seed": 1001, "p_at_1": random},
+            "paired": dict(zip(("both", "trained_only", "random_only", "neither"), paired),
+                           trained_layer=trained.index(max(trained)), random_layer=random.index(max(random)))}
 
+
+def test_retrieval_claim_is_trained_minus_random_not_against_chance(seeded, tmp_path):
+    """Claim 6 is judged against the random encoder with a paired interval: a pair far above chance
+    but no better than its untrained architecture does not hold, whatever its ratio to chance."""
+    ret = {"en-fr": retrieval_result("en-fr", [26.4, 20.0], [5.0, 4.0], (40, 224, 10, 726)),
+           "en-zh": retrieval_result("en-zh", [6.0, 5.0], [6.1, 6.0], (50, 10, 11, 929))}
+    f = retrieval_finding(ret)
+    # en-zh: 60 of 1000 (60x chance), and the untrained encoder 61: no better than untrained
+    assert f.status == INCONCLUSIVE and "en-zh" in f.detail and "vs random 6.1 (L0)" in f.detail
+    assert f.estimate.estimate == pytest.approx(-0.1) and f.estimate.low < 0 < f.estimate.high
+    assert f.holds_when.startswith("> 0") and "untrained" in f.claim
+    only_fr = retrieval_finding({"en-fr": ret["en-fr"]})
+    assert only_fr.status == HOLDS and only_fr.estimate.estimate == pytest.approx(21.4)
+    worse = retrieval_finding({"en-zh": retrieval_result("en-zh", [6.0, 5.0], [16.0, 6.0], (50, 10, 110, 830))})
+    assert worse.status == FAILS
+    # results from before the baseline: the claim is not run, not judged against chance
+    old = {"en-fr": {k: v for k, v in ret["en-fr"].items() if k not in ("random", "paired")}}
+    assert retrieval_finding(old).status == NOT_RUN and "before it existed" in retrieval_finding(old).detail
+
+
+def test_cka_claims_and_the_written_table(seeded, tmp_path):
     def cka(bi, mono, rnd):
         return {"cka": {"bilingual": bi, "monolingual": mono, "random": rnd}, "n": 100}
 
@@ -195,13 +218,17 @@ def test_retrieval_and_cka_claims(seeded, tmp_path):
     c["en-fr"]["drift"] = {"monolingual": [0.081, 0.12], "bilingual": [0.2, 0.2], "random": [None, None]}
 
     md, csv_path = tmp_path / "findings.md", tmp_path / "findings.csv"
+    ret = {"en-fr": retrieval_result("en-fr", [26.4, 20.0], [5.0, 4.0], (40, 224, 10, 726))}
     write_findings(_table(seeded), SEPARATE, md, csv_path, retrieval=ret, cka=c, cka_order=["en-fr", "en-zh"])
     text = md.read_text(encoding="utf-8")
-    assert "| 5. Wiki-CC costs a little |" in text and "**does not hold**" in text
+    assert "| 5. Wiki-CC is below Default (the paper: it costs a little; judged by sign only) |" in text
+    assert "**does not hold**" in text and "| Holds when |" in text
     rows = list(csv.DictReader(csv_path.open(encoding="utf-8")))
-    assert len(rows) == 6 + 1 + 5 and rows[0]["n"] == "3"
+    assert len(rows) == 7 + 1 + 5 and rows[0]["n"] == "3"
+    # every claim says the threshold it is judged by
+    assert all(r["holds_when"] for r in rows), [r["claim"] for r in rows if not r["holds_when"]]
     # Section 5's rows say how far the models moved from their initial weights
-    assert all("8.1-20.0% (relative norm) from their initial weights" in r["detail"] for r in rows[6:])
+    assert all("8.1-20.0% (relative norm) from their initial weights" in r["detail"] for r in rows[7:])
 
 
 def test_findings_workflow_script(seeded, tmp_path):
@@ -226,7 +253,46 @@ def test_findings_workflow_script(seeded, tmp_path):
     runpy.run_path(str(script), init_globals={"snakemake": sm}, run_name="__snakemake__")
     text = (tmp_path / "f.md").read_text(encoding="utf-8")
     assert text.startswith("testbed") and "| 2. Every Sep* row is below Default |" in text
-    assert '"5. Wiki-CC costs a little": "does not hold"' in (tmp_path / "findings.log").read_text()
+    assert '"5. Wiki-CC is below Default (the paper: it costs a little; judged by sign only)": "does not hold"' in (
+        tmp_path / "findings.log").read_text()
+
+
+class _Replicates:
+    """A row's replicates, averaged over the tasks (what transfer_share reads)."""
+
+    def __init__(self, reps):
+        self._reps = reps
+
+    def reps(self, setting, task):
+        return self._reps.get(setting)
+
+
+def test_a_bimodal_row_is_summarised_by_the_share_of_its_models_that_transfer():
+    """Claim 3b: each No anchors model judged alone against the midpoint of Default's and Sep
+    L1-6's means (here 45); the share with Wilson's interval, holding only when the whole interval
+    is above half, and each mode's mean beside the row's."""
+    from xling.metrics.intervals import wilson_interval
+    from xling.report.findings import transfer_share
+
+    base = {"default": (60.0, 62.0, 58.0), "sep_l1_6": (30.0, 31.0, 29.0)}
+    bimodal = tuple([55.0] * 13 + [24.0] * 2)  # 13 of 15 transfer
+    f = transfer_share(_Replicates({**base, "no_anchors": bimodal}), "no_anchors", "default", "sep_l1_6", {})
+    iv = wilson_interval(13, 15)
+    assert f.estimate.estimate == pytest.approx(100 * 13 / 15) and f.estimate.low == pytest.approx(iv.low)
+    assert f.status == HOLDS and iv.low > 50
+    assert "13 of 15 transfer (above 45.0" in f.detail and "those that transfer 55.0 (n = 13)" in f.detail
+    assert "of the others 24.0 (n = 2)" in f.detail and "of all 50.9 (n = 15)" in f.detail
+    assert f.holds_when.startswith("> 50%")
+    split = transfer_share(_Replicates({**base, "no_anchors": (55.0, 52.0, 24.0)}), "no_anchors", "default",
+                           "sep_l1_6", {})
+    assert split.status == INCONCLUSIVE and "2 of 3 transfer" in split.detail
+    none = transfer_share(_Replicates({**base, "no_anchors": tuple([24.0] * 15)}), "no_anchors", "default",
+                          "sep_l1_6", {})
+    assert none.status == FAILS and none.estimate.estimate == 0
+    # a model exactly at the midpoint does not transfer; one model is no share
+    at = transfer_share(_Replicates({**base, "no_anchors": (45.0, 46.0)}), "no_anchors", "default", "sep_l1_6", {})
+    assert "1 of 2 transfer" in at.detail
+    assert transfer_share(_Replicates({**base, "no_anchors": (55.0,)}), "no_anchors", "default", "sep_l1_6", {}) is None
 
 
 def test_figure4_and_figure5_claims():

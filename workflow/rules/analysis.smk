@@ -198,6 +198,7 @@ rule analysis_retrieval:
         tokenize=lambda w: tokenize_params(SRC, w.target),
         rows=AN["align_sentences"],
         norm_steps=AN["iterative_norm_steps"],
+        random_seed=AN["random_seed"],
         max_seq_len=AN["max_seq_len"],
         batch_size=AN["batch_size"],
     script:

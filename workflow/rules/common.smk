@@ -45,13 +45,12 @@ USE_TESTBED = "testbed" in config
 # every bilingual pretraining job (Table 1, and Figure 7's en-de and en-en' models), and the pairs
 # whose BPE and binarised data are built for them
 BILINGUAL = xcfg.bilingual_models(config)  # (setting, pair, seed)
-PSEEDS = [int(x) for x in config["seeds"]["pretrain"]]  # Table 1's pretraining replicates
-FSEEDS = [int(x) for x in config["seeds"]["finetune"]]  # and fine-tuning replicates of each
+FSEEDS = [int(x) for x in config["seeds"]["finetune"]]  # fine-tuning replicates of each pretrained model
 PSEED0, FSEED0 = xcfg.pretrain_seed(config), xcfg.finetune_seed(config)  # of models trained once
 DATA_PAIRS = xcfg.data_pairs(config)
 DATA_TARGETS = [xcfg.pair_langs(p)[1] for p in DATA_PAIRS]
 BPE_SPLITS = ("train", "valid", "test")
-DEMO_NOTE = "Synthetic testbed (config/demo.yaml), not the paper's data." if USE_TESTBED else ""
+REPORT_NOTE = config["report_note"]  # what the run is made of, when not the paper's data
 
 
 wildcard_constraints:

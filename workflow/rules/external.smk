@@ -7,6 +7,11 @@
 
 EXTERNAL = {r.name: r for r in xcfg.external.rows(config)}
 EXTERNAL_JOBS = xcfg.external.jobs(config)
+# each weights file's sha256 as planning sees it (cached by size and mtime): a job checks its files
+# against it, and a replaced checkpoint changes the params of exactly the jobs that read it
+EXTERNAL_SHA256 = (
+    xcfg.external.weights_digests(config, Path(".snakemake/xling/weights_sha256.json")) if EXTERNAL else {}
+)
 EXTERNAL_REPORT = {
     "figure6_csv": f"{R}/report/external/figure6.csv",
     "figure7_csv": f"{R}/report/external/figure7.csv",
@@ -17,9 +22,11 @@ EXTERNAL_REPORT = {
 
 
 def external_row(w):
-    """The row's params: its name, role, label and the model directory of each language it reads."""
+    """The row's params: its name, role, label, the model directory of each language it reads, and
+    the sha256 of the job's two weights files as planning saw them."""
     r = EXTERNAL[w.row]
-    return {"name": r.name, "role": r.role, "label": r.label, "models": dict(r.models)}
+    sha256 = {lang: EXTERNAL_SHA256[r.name][lang] for lang in (SRC, w.target)}
+    return {"name": r.name, "role": r.role, "label": r.label, "models": dict(r.models), "sha256": sha256}
 
 
 def external_inputs(w):
@@ -28,7 +35,7 @@ def external_inputs(w):
     out = {}
     for side, lang in (("source", SRC), ("target", w.target)):
         d = Path(EXTERNAL[w.row].models[lang])
-        weights = next((d / f for f in xcfg.external.WEIGHTS_FILES if (d / f).exists()), d / "model.safetensors")
+        weights = xcfg.external.weights_file(d)
         out.update({f"{side}_config": str(d / "config.json"), f"{side}_weights": str(weights)})
     return out
 
@@ -68,6 +75,7 @@ rule external_retrieval:
         target=lambda w: w.target,
         rows=AN["align_sentences"],
         norm_steps=AN["iterative_norm_steps"],
+        random_seed=AN["random_seed"],
         max_seq_len=AN["max_seq_len"],
         batch_size=AN["batch_size"],
     script:

@@ -91,6 +91,6 @@ rule liu_report:
         **res("report"),
     params:
         labels=liu_model_labels(),
-        note=DEMO_NOTE,
+        note=REPORT_NOTE,
     script:
         "../scripts/liu_report.py"

@@ -106,6 +106,6 @@ rule liu_translation_report:
         labels=liu_model_labels(),
         layers=liu2020.model_section(config)["layers"],
         figure_direction=LIU["translation"]["figure_direction"],
-        note=DEMO_NOTE,
+        note=REPORT_NOTE,
     script:
         "../scripts/liu_translation_report.py"

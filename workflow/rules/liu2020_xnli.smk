@@ -188,6 +188,6 @@ rule liu_xnli_report:
         **res("report"),
     params:
         labels=liu_model_labels(),
-        note=DEMO_NOTE,
+        note=REPORT_NOTE,
     script:
         "../scripts/liu_xnli_report.py"

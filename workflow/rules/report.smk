@@ -21,7 +21,7 @@ def table1_params():
         "top_k": config["finetune"]["top_k"],
         "baseline": "default",
         "source": SRC,
-        "note": DEMO_NOTE,
+        "note": REPORT_NOTE,
         # cells left out for want of a licensed corpus: task -> target language -> what to do
         "unavailable": {"ner": {l: f"needs licensed data: {why}" for l, why in NER_UNAVAILABLE.items()}},
     }
@@ -104,7 +104,7 @@ def part_params(title, settings=None, pairs=None, note=""):
         "settings": settings or SETTINGS,
         "pairs": pairs or PAIRS,
         "title": title,
-        "note": " ".join(x for x in (DEMO_NOTE, note) if x),
+        "note": " ".join(x for x in (REPORT_NOTE, note) if x),
     }
 
 

@@ -86,6 +86,6 @@ rule compute_ledger:
         planned=PLANNED_PRETRAIN_HOURS,
         planning_basis=PLANNING_BASIS,
         labels={"mono": "Monolingual", **{s: config["settings"][s]["label"] for s in SETTINGS}},
-        note=DEMO_NOTE,
+        note=REPORT_NOTE,
     script:
         "../scripts/report_ledger.py"

@@ -55,7 +55,7 @@ for _n, (_results, _files) in section5_figures().items():
             **res_single("report"),
         params:
             figure=_n,
-            note=DEMO_NOTE,
+            note=REPORT_NOTE,
         script:
             "../scripts/section5_figure.py"
 
@@ -80,7 +80,7 @@ rule analysis_report:
     resources:
         **res("report"),
     params:
-        note=DEMO_NOTE,
+        note=REPORT_NOTE,
     script:
         "../scripts/analysis_report.py"
 
@@ -101,7 +101,7 @@ rule shared_space_report:
         **res("report"),
     params:
         labels={s: config["settings"][s]["label"] for s in SHARED_SPACE["settings"]},
-        note=DEMO_NOTE,
+        note=REPORT_NOTE,
     script:
         "../scripts/shared_space_report.py"
 

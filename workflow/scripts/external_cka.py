@@ -5,8 +5,8 @@ side read by an untrained model of the same architecture (kind `random`), the le
 CKA beside it, bootstrap intervals over the sentences (xling.analysis.run.run_cka).
 
 input:  source_config/_weights, target_config/_weights; way15
-params: row (name, role, label, models), source, target, rows, random_seed (the untrained model's
-        and the bootstrap's), bootstrap, max_seq_len, batch_size
+params: row (name, role, label, models, sha256: the weights as planned), source, target, rows,
+        random_seed (the untrained model's and the bootstrap's), bootstrap, max_seq_len, batch_size
 output: result = the row's JSON for the pair
 """
 

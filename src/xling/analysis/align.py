@@ -221,13 +221,19 @@ def precision_at_1(pred: np.ndarray, gold: list[set[int]]) -> float:
     return 100.0 * hits / len(gold)
 
 
-def sentence_retrieval_p1(src: np.ndarray, tgt: np.ndarray) -> float:
-    """Tatoeba protocol: percentage of i whose cosine nearest neighbour among the rows of ``tgt`` is
-    row i (row i of src and row i of tgt are translations)."""
-    fn = "sentence_retrieval_p1"
+def sentence_retrieval_hits(src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+    """Tatoeba protocol, per sentence: whether row i's cosine nearest neighbour among the rows of
+    ``tgt`` is row i (row i of src and row i of tgt are translations); a bool per row."""
+    fn = "sentence_retrieval_hits"
     src, tgt = _matrix(src, "src", fn), _matrix(tgt, "tgt", fn)
     if src.shape != tgt.shape:
         raise ValueError(f"{fn}: src and tgt must be parallel (n x d) arrays of the same shape, "
                          f"got {src.shape} and {tgt.shape}")
     pred = translate(src, tgt, method="nn")
-    return 100.0 * float(np.mean(pred == np.arange(len(pred))))
+    return pred == np.arange(len(pred))
+
+
+def sentence_retrieval_p1(src: np.ndarray, tgt: np.ndarray) -> float:
+    """Tatoeba protocol: percentage of rows whose translation is their nearest neighbour
+    (:func:`sentence_retrieval_hits`)."""
+    return 100.0 * float(np.mean(sentence_retrieval_hits(src, tgt)))

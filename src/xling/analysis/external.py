@@ -17,12 +17,19 @@ from xling.model import ModelSpec, PretrainedModel
 
 def row_specs(row: Mapping, source: str, target: str) -> tuple[ModelSpec, ModelSpec, dict]:
     """The source's and the target's reading of a row (the rule's ``row`` param: name, role, label,
-    models), and the ``external`` record a result carries: the row, and each language's model
-    directory with the sha256 of its weights."""
+    models, and ``sha256``: each language's weights as planning hashed them), and the ``external``
+    record a result carries: the row, and each language's model directory with the sha256 of its
+    weights. Weights that differ from what planning saw are refused (replaced after planning)."""
     models = {lang: PretrainedModel.transformers(row["models"][lang]) for lang in (source, target)}
+    digests = {lang: m.digest() for lang, m in models.items()}
+    for lang, digest in digests.items():
+        planned = (row.get("sha256") or {}).get(lang)
+        if planned is not None and planned != digest:
+            raise ValueError(f"{models[lang].path}: its weights changed since planning (sha256 {digest[:12]}, "
+                             f"planned {planned[:12]}); plan the run again")
     meta = {"external": {
         "row": row["name"], "role": row["role"], "label": row["label"],
-        "models": {lang: {"path": str(m.path), "sha256": m.digest()} for lang, m in models.items()},
+        "models": {lang: {"path": str(m.path), "sha256": digests[lang]} for lang, m in models.items()},
     }}
     return ModelSpec(models[source], source), ModelSpec(models[target], target), meta
 

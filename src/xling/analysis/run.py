@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from xling.analysis.align import iterative_normalize, procrustes, sentence_retrieval_p1
+from xling.analysis.align import iterative_normalize, procrustes, sentence_retrieval_hits, sentence_retrieval_p1
 from xling.analysis.cka import bootstrap_cka, bootstrap_indices, centred_interval, length_residuals, linear_cka
 from xling.analysis.represent import mean_pooled_layers
 from xling.errors import InputError
@@ -85,12 +85,12 @@ def read_lines(path: Path, n: int) -> list[str]:
 # --- Figure 6 ----------------------------------------------------------------------------------
 
 def align_and_retrieve(train_src: np.ndarray, train_tgt: np.ndarray, test_src: np.ndarray,
-                       test_tgt: np.ndarray, norm_steps: int) -> tuple[float, float]:
+                       test_tgt: np.ndarray, norm_steps: int) -> tuple[np.ndarray, np.ndarray]:
     """One layer: learn the orthogonal map src -> tgt on the training rows (both sides iteratively
-    normalised), then P@1 of test retrieval with and without it."""
+    normalised), then each test sentence's retrieval hit with and without it."""
     W = procrustes(iterative_normalize(train_src, norm_steps), iterative_normalize(train_tgt, norm_steps))
     xs, ys = iterative_normalize(test_src, norm_steps), iterative_normalize(test_tgt, norm_steps)
-    return sentence_retrieval_p1(xs @ W, ys), sentence_retrieval_p1(xs, ys)
+    return sentence_retrieval_hits(xs @ W, ys), sentence_retrieval_hits(xs, ys)
 
 
 def shifted_retrieval(train_src: np.ndarray, train_tgt: np.ndarray, test_src: np.ndarray,
@@ -102,33 +102,71 @@ def shifted_retrieval(train_src: np.ndarray, train_tgt: np.ndarray, test_src: np
     return sentence_retrieval_p1(test_src, test_tgt), sentence_retrieval_p1(test_src + shift, test_tgt)
 
 
+def _p1(hits: np.ndarray) -> float:
+    return 100.0 * float(np.mean(hits))
+
+
+def paired_table(trained: list[np.ndarray], random: list[np.ndarray]) -> dict:
+    """The trained and the random encoder's retrieval compared sentence by sentence, each at its own
+    best layer (the first of equal ones): which layers, and how many test sentences both, only one or
+    neither retrieve (the counts of a paired interval, xling.metrics.intervals.paired_newcombe_interval)."""
+    i = max(range(len(trained)), key=lambda l: int(trained[l].sum()))
+    j = max(range(len(random)), key=lambda l: int(random[l].sum()))
+    a, b = trained[i], random[j]
+    return {"trained_layer": i, "random_layer": j, "both": int(np.sum(a & b)), "trained_only": int(np.sum(a & ~b)),
+            "random_only": int(np.sum(~a & b)), "neither": int(np.sum(~a & ~b))}
+
+
 def run_retrieval(src: ModelSpec, tgt: ModelSpec, way15_root: Path, tatoeba: tuple[Path, Path],
                   settings: dict[str, TokenizeSettings], n_align: int, norm_steps: int, out_json: Path,
                   max_seq_len: int = 128, batch_size: int = 64, device: str = "cpu",
-                  log: Log | None = None, one_space: bool = False, meta: dict | None = None) -> dict:
-    """Figure 6 for one pair: ``tgt`` (the foreign model) is mapped onto ``src`` (English).
-    ``tatoeba``: (foreign file, English file). ``one_space``: both sides are one model's (a
+                  log: Log | None = None, one_space: bool = False, meta: dict | None = None,
+                  random_seed: int | None = None) -> dict:
+    """Figure 6 for one pair: the target language (``tgt``'s model) is mapped onto the source
+    (``src``, English) and its Tatoeba sentences retrieve their English translations. ``tatoeba``:
+    (target file, English file). ``random_seed``: the baseline beside it, the same models untrained:
+    each side's architecture initialised with that seed (one model read as both languages stays one
+    untrained model), through the same map and retrieval (``random``; ``paired``: the two compared
+    sentence by sentence at their best layers). ``one_space``: both sides are one model's (a
     multilingual model), so retrieval without a map is also scored on the raw representations and
-    after the mean-difference shift (``p_at_1_raw``, ``p_at_1_shifted``); ``meta``: more fields."""
+    after the mean-difference shift (``p_at_1_raw``, ``p_at_1_shifted``); ``meta``: more fields.
+
+    ``source``/``target`` name the languages as the pair, the rule and Figure 7 do (source =
+    English); ``map`` says which is mapped onto which."""
     log = log or (lambda _m: None)
     rows = fifteen_way(way15_root, [src.lang, tgt.lang], n_align)
     test_x, test_en = read_tatoeba(*tatoeba)
     log(f"encoding {n_align} 15-way rows and {len(test_x)} Tatoeba pairs")
     enc = Encoders(settings, max_seq_len, batch_size, device)
-    a_en, a_x = enc(src, rows[src.lang]), enc(tgt, rows[tgt.lang])
-    t_en, t_x = enc(src, test_en), enc(tgt, test_x)
-    if a_en.shape[0] != a_x.shape[0]:
-        raise ValueError(f"the two models have different depths: {a_en.shape[0] - 1} vs {a_x.shape[0] - 1} layers")
-    aligned, raw = zip(*(align_and_retrieve(a_x[l], a_en[l], t_x[l], t_en[l], norm_steps)
-                         for l in range(a_en.shape[0])))
+
+    def retrieve(source: ModelSpec, target: ModelSpec) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        """English read by ``source``, the target by ``target``: (the 15-way and test representations
+        of both, per layer the test sentences' hits with the map, without it)."""
+        a_en, t_en = enc(source, rows[src.lang]), enc(source, test_en)
+        a_x, t_x = enc(target, rows[tgt.lang]), enc(target, test_x)
+        if a_en.shape[0] != a_x.shape[0]:
+            raise ValueError(f"the two models have different depths: {a_en.shape[0] - 1} vs {a_x.shape[0] - 1} "
+                             "layers")
+        hits = [align_and_retrieve(a_x[l], a_en[l], t_x[l], t_en[l], norm_steps) for l in range(a_en.shape[0])]
+        return [a_en, t_en, a_x, t_x], [h for h, _ in hits], [h for _, h in hits]
+
+    (a_en, t_en, a_x, t_x), aligned, raw = retrieve(src, tgt)
     for l, (p, q) in enumerate(zip(aligned, raw)):
-        log(f"L{l}: P@1 {p:.1f} (unaligned {q:.1f})")
+        log(f"L{l}: P@1 {_p1(p):.1f} (unaligned {_p1(q):.1f})")
     out = {
-        "pair": f"{src.lang}-{tgt.lang}", "source": tgt.lang, "target": src.lang,
-        "layers": list(range(a_en.shape[0])), "p_at_1": [float(v) for v in aligned],
-        "p_at_1_unaligned": [float(v) for v in raw], "n_train": n_align, "n_test": len(test_x),
-        "checkpoints": {"source": str(tgt.checkpoint), "target": str(src.checkpoint)}, **(meta or {}),
+        "pair": f"{src.lang}-{tgt.lang}", "source": src.lang, "target": tgt.lang, "map": "target onto source",
+        "layers": list(range(a_en.shape[0])), "p_at_1": [_p1(h) for h in aligned],
+        "p_at_1_unaligned": [_p1(h) for h in raw], "n_train": n_align, "n_test": len(test_x),
+        "checkpoints": {"source": str(src.checkpoint), "target": str(tgt.checkpoint)}, **(meta or {}),
     }
+    if random_seed is not None:
+        untrained = {m: m.untrained(random_seed) for m in (src.model, tgt.model)}  # one model stays one
+        _, r_aligned, r_raw = retrieve(ModelSpec(untrained[src.model], src.lang, src.text_lang),
+                                       ModelSpec(untrained[tgt.model], tgt.lang, tgt.text_lang))
+        log("random encoder: " + " ".join(f"L{l}={_p1(h):.1f}" for l, h in enumerate(r_aligned)))
+        out["random"] = {"seed": int(random_seed), "p_at_1": [_p1(h) for h in r_aligned],
+                         "p_at_1_unaligned": [_p1(h) for h in r_raw]}
+        out["paired"] = paired_table(aligned, r_aligned)
     if one_space:
         plain, shifted = zip(*(shifted_retrieval(a_x[l], a_en[l], t_x[l], t_en[l]) for l in range(a_en.shape[0])))
         out.update(p_at_1_raw=[float(v) for v in plain], p_at_1_shifted=[float(v) for v in shifted])

@@ -65,7 +65,7 @@ def pretrain_jobs(config: Mapping[str, Any]) -> list[PlannedJob]:
     models and the monolingual models of Section 5."""
     jobs = []
     mono_merges = int(config["monolingual"]["bpe_merges"])
-    replicated = len(config["seeds"]["pretrain"]) > 1
+    replicated = any(len(xcfg.row_seeds(config, s)) > 1 for s in config["settings"])
     for setting, pair, seed in xcfg.bilingual_models(config):
         s = config["settings"][setting]
         vocab = mono_merges if xcfg.is_prime(pair) else _vocab(s["bpe"], int(s["merges"]), 2)

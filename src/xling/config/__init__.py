@@ -180,6 +180,13 @@ def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     if mono and src not in mono:
         yield (f"config key 'monolingual.languages': the Section 5 analyses compare every model with the "
                f"source language's, so {src!r} must be among them")
+    first = pretrain_seed(cfg)
+    for row, listed in (cfg["seeds"].get("rows") or {}).items():
+        if row not in cfg["settings"]:
+            yield f"config key 'seeds.rows.{row}': no such Table 1 row (settings: {', '.join(cfg['settings'])})"
+        elif int(listed[0]) != first:
+            yield (f"config key 'seeds.rows.{row}': must start with seeds.pretrain's first seed ({first}), the "
+                   f"seed of the models trained once, got {listed[0]}")
     if cfg["monolingual"]["en_prime_seed"] == pretrain_seed(cfg):
         yield (f"config key 'monolingual.en_prime_seed': {cfg['monolingual']['en_prime_seed']} is the seed of "
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
@@ -353,9 +360,16 @@ def monolingual_seed(cfg: Mapping[str, Any], mono: str) -> int:
     return int(cfg["monolingual"]["en_prime_seed"]) if is_prime(mono) else pretrain_seed(cfg)
 
 
+def row_seeds(cfg: Mapping[str, Any], setting: str) -> list[int]:
+    """The pretraining seeds of a Table 1 row: ``seeds.rows``' list for it, else ``seeds.pretrain``."""
+    return [int(s) for s in (cfg["seeds"].get("rows") or {}).get(setting) or cfg["seeds"]["pretrain"]]
+
+
 def training_seeds(cfg: Mapping[str, Any]) -> dict[str, int]:
     """Every seed a pretrained model of the run starts from, by the config key that sets it."""
     seeds = {f"seeds.pretrain[{i}]": int(s) for i, s in enumerate(cfg["seeds"]["pretrain"])}
+    for row, listed in (cfg["seeds"].get("rows") or {}).items():
+        seeds.update({f"seeds.rows.{row}[{i}]": int(s) for i, s in enumerate(listed)})
     seeds["monolingual.en_prime_seed"] = int(cfg["monolingual"]["en_prime_seed"])
     return seeds
 
@@ -377,11 +391,12 @@ def finetune_seed(cfg: Mapping[str, Any]) -> int:
 
 
 def bilingual_models(cfg: Mapping[str, Any]) -> list[tuple[str, str, int]]:
-    """(setting, pair, seed) of every bilingual pretraining job: Table 1's settings x pairs x
-    pretraining seeds, then Figure 7's bilingual models that Table 1 does not train (en-de;
-    en-en_prime with analysis.prime_setting's parameter sharing), once, with the first seed."""
+    """(setting, pair, seed) of every bilingual pretraining job: Table 1's settings x pairs x each
+    row's pretraining seeds (:func:`row_seeds`), then Figure 7's bilingual models that Table 1 does
+    not train (en-de; en-en_prime with analysis.prime_setting's parameter sharing), once, with the
+    first seed."""
     seeds = [int(x) for x in cfg["seeds"]["pretrain"]]
-    out = [(s, p, seed) for s in cfg["settings"] for p in cfg["pairs"] for seed in seeds]
+    out = [(s, p, seed) for s in cfg["settings"] for p in cfg["pairs"] for seed in row_seeds(cfg, s)]
     a = cfg["analysis"]
     for pair in figure7_pairs(cfg):
         setting = a["prime_setting"] if is_prime(pair) else a["bilingual_setting"]

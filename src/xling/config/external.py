@@ -10,9 +10,13 @@ A row is one of two roles:
   orthogonal map between its own languages, and without one (raw, and after Liu et al.'s
   mean-difference shift); Figure 7 across its languages.
 
-Every check reads files only (no torch, no transformers): planning refuses a row whose directory
-is missing or unreadable, whose model is no encoder, or whose language has no data, before any job,
-naming the key.
+Planning refuses, before any job and naming the key, a row whose directory is missing or
+unreadable, whose weights file is truncated or corrupt, whose model is no encoder (as
+``transformers``' own config classes read its config.json: DistilBERT's ``n_layers`` and ``dim`` are
+its depth and width), or whose language has no data. ``transformers`` (and torch with it, some
+seconds) is imported only when the config has rows. The sha256 of each weights file is taken then
+(:func:`weights_digests`, cached by file size and modification time) and every job of the row checks
+its file against it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,11 @@ from typing import Iterable, Mapping
 
 MONOLINGUAL, MULTILINGUAL = "monolingual", "multilingual"
 WEIGHTS_FILES = ("model.safetensors", "pytorch_model.bin")
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "sentencepiece.bpe.model", "spiece.model")
+# what AutoTokenizer reads: a fast tokenizer's tokenizer.json, WordPiece's vocab.txt, BPE's vocab.json
+# (+ merges.txt), sentencepiece models under XLM-R's, ALBERT's and DeBERTa-v2's names
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model",
+                   "spm.model")
+XNLI_15WAY = ("en", "fr", "es", "de", "el", "bg", "ru", "tr", "ar", "vi", "th", "zh", "hi", "sw", "ur")
 
 
 @dataclass(frozen=True)
@@ -42,9 +50,14 @@ class ExternalRow:
         return [lang for lang in self.models if lang != src]
 
     def key(self, lang: str) -> str:
-        """The config key of ``lang``'s model (what an error names)."""
+        """The config key of ``lang``'s model (what an error about its files names)."""
         where = f"analysis.external_models.{self.name}"
         return f"{where}.models.{lang}" if self.role == MONOLINGUAL else f"{where}.path"
+
+    def language_key(self, lang: str) -> str:
+        """The config key that asks for ``lang`` (what an error about its data names)."""
+        where = f"analysis.external_models.{self.name}"
+        return f"{where}.models.{lang}" if self.role == MONOLINGUAL else f"{where}.languages"
 
 
 def rows(cfg: Mapping) -> list[ExternalRow]:
@@ -88,13 +101,16 @@ def problems(cfg: Mapping) -> Iterable[str]:
         if "xnli_15way" not in downloads:
             yield f"{where}: Section 5 needs XNLI-15way rows; config key 'downloads' has no entry 'xnli_15way'"
         for lang in r.targets(src):
-            missing = [rid for rid in tatoeba_ids(lang) if rid not in downloads]
+            missing = [f"Tatoeba {lang}-{src} (downloads {' and '.join(ids)})"
+                       for ids in [[rid for rid in tatoeba_ids(lang) if rid not in downloads]] if ids]
+            if lang not in XNLI_15WAY:
+                missing.append(f"XNLI-15way column (its languages: {', '.join(XNLI_15WAY)})")
             if missing:
-                yield (f"config key '{r.key(lang)}': Figure 6 retrieves {lang} in Tatoeba; config key "
-                       f"'downloads' has no entry {missing[0]!r}")
+                yield (f"config key '{r.language_key(lang)}': {lang!r} has no Section 5 data: no "
+                       + " and no ".join(missing))
         readable = True
         for lang, directory in r.models.items():
-            problem = check_directory(directory) or _not_an_encoder(Path(directory))
+            problem = check_directory(directory) or check_weights(Path(directory)) or _not_an_encoder(Path(directory))
             if problem:
                 readable = False
                 yield f"config key '{r.key(lang)}': {problem}"
@@ -132,25 +148,106 @@ def check_directory(directory: str | Path) -> str | None:
     return None
 
 
-def _config(directory: Path) -> dict:
-    return json.loads((directory / "config.json").read_text(encoding="utf-8"))
+def weights_file(directory: str | Path) -> Path:
+    """The weights file of a model directory (the first of WEIGHTS_FILES it has)."""
+    path = Path(directory)
+    return next((path / w for w in WEIGHTS_FILES if (path / w).is_file()), path / WEIGHTS_FILES[0])
+
+
+def check_weights(directory: Path) -> str | None:
+    """What says the weights file is truncated or corrupt, or None: safetensors' own header check
+    (its offsets must cover the file exactly, so a cut file fails), or for ``pytorch_model.bin``
+    torch.save's zip archive and its central directory (at the end, so a cut file has none). Reads
+    the headers only."""
+    path = weights_file(directory)
+    if path.suffix == ".safetensors":
+        from safetensors import SafetensorError, safe_open
+
+        try:
+            with safe_open(str(path), framework="numpy"):
+                return None
+        except SafetensorError as err:
+            return f"{path}: not a whole safetensors file ({err})"
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            archive.infolist()
+        return None
+    except (zipfile.BadZipFile, OSError) as err:
+        return f"{path}: not a whole torch.save archive (a zip file; {err})"
+
+
+def _config(directory: Path):
+    """``transformers``' config object of the model (its class maps each model's own key names:
+    DistilBERT's ``n_layers``/``dim``, XLM's ``n_layers``/``emb_dim``)."""
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(str(directory))
 
 
 def _not_an_encoder(directory: Path) -> str | None:
-    """What says, from config.json alone, that ``transformers`` cannot read the model as an encoder
-    of text (an encoder-decoder, a decoder-only language model), or None."""
-    config = _config(directory)
-    if config.get("is_encoder_decoder"):
-        return f"{directory}: an encoder-decoder model ({config['model_type']}); Section 5 reads an encoder's layers"
-    arch = config.get("architectures") or []
-    if arch and all(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in arch):
-        return f"{directory}: a decoder ({', '.join(arch)}); Section 5 reads an encoder's layers"
+    """What says ``transformers`` cannot read the model as an encoder of text (a model type it has
+    no base model for, an encoder-decoder, a decoder-only language model, a config without depth or
+    width), or None."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+        MODEL_MAPPING_NAMES,
+    )
+
+    try:
+        config = _config(directory)
+    except (ValueError, KeyError, OSError) as err:
+        return f"{directory}/config.json: transformers cannot read it ({str(err).splitlines()[0]})"
+    if getattr(config, "is_encoder_decoder", False):
+        return f"{directory}: an encoder-decoder model ({config.model_type}); Section 5 reads an encoder's layers"
+    # transformers' own tables, not class names: XLM's masked LM is called XLMWithLMHeadModel
+    kind = config.model_type
+    if kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return (f"{directory}: a decoder ({config.model_type}: transformers has a causal language model of it and no "
+                f"masked one); Section 5 reads an encoder's layers")
+    if config.model_type not in MODEL_MAPPING_NAMES:
+        return f"{directory}: transformers has no base model (AutoModel) for model_type {config.model_type!r}"
     for key in ("num_hidden_layers", "hidden_size"):
-        if not isinstance(config.get(key), int):
-            return f"{directory}/config.json: no {key} (an encoder's depth and width)"
+        if not isinstance(getattr(config, key, None), int):
+            return (f"{directory}/config.json: no {key} (an encoder's depth and width, as {type(config).__name__} "
+                    "reads it)")
     return None
 
 
 def _shape(directory: Path) -> tuple[int, int]:
     config = _config(directory)
-    return int(config["num_hidden_layers"]), int(config["hidden_size"])
+    return int(config.num_hidden_layers), int(config.hidden_size)
+
+
+def weights_digests(cfg: Mapping, cache: Path | None = None) -> dict[str, dict[str, str]]:
+    """Row name -> language -> the sha256 of its model's weights file, as planning saw it (jobs
+    check theirs against it). ``cache``: a JSON file of digests keyed by path, size and modification
+    time, so that a dry run does not hash a gigabyte of weights again."""
+    import os
+
+    from xling.download.fetch import sha256_file
+    from xling.io import atomic_write
+
+    known = {}
+    if cache is not None and cache.is_file():
+        try:
+            known = json.loads(cache.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            known = {}  # a damaged cache is only a cache: hash again
+    out: dict[str, dict[str, str]] = {}
+    changed = False
+    for r in rows(cfg):
+        out[r.name] = {}
+        for lang, directory in r.models.items():
+            path = weights_file(directory).resolve()
+            st = os.stat(path)
+            key = f"{path}:{st.st_size}:{st.st_mtime_ns}"
+            if key not in known:
+                known[key], changed = sha256_file(path), True
+            out[r.name][lang] = known[key]
+    if cache is not None and changed:
+        with atomic_write(cache) as fh:
+            json.dump(known, fh, indent=1, sort_keys=True)
+    return out

@@ -109,3 +109,26 @@ def newcombe_interval(s1: int, n1: int, s2: int, n2: int, level: float = LEVEL) 
     low = d - math.sqrt((p1 - low1) ** 2 + (high2 - p2) ** 2)
     high = d + math.sqrt((high1 - p1) ** 2 + (p2 - low2) ** 2)
     return Interval(d, low, high, min(n1, n2))
+
+
+def paired_newcombe_interval(both: int, first_only: int, second_only: int, neither: int,
+                             level: float = LEVEL) -> Interval:
+    """p1 - p2 (in points) of two proportions measured on the same items (a 2x2 table of their
+    outcomes: right under both, under the first only, under the second only, under neither), with
+    Newcombe's (1998b, method 10) interval for paired data: the Wilson intervals of p1 and p2
+    combined with the continuity-corrected phi between the two outcomes, as Altman et al. (2000,
+    "Statistics with confidence", 6.2) give it. Narrower than :func:`newcombe_interval` when the
+    outcomes are positively correlated; equal to it when phi is 0."""
+    counts = (both, first_only, second_only, neither)
+    if any(c < 0 for c in counts) or sum(counts) < 1:
+        raise ValueError(f"a paired table needs counts >= 0 and at least one item, got {counts}")
+    n = sum(counts)
+    (p1, low1, high1), (p2, low2, high2) = _wilson(both + first_only, n, level), _wilson(both + second_only, n, level)
+    margins = (both + first_only) * (second_only + neither) * (both + second_only) * (first_only + neither)
+    cross = both * neither - first_only * second_only
+    corrected = cross - n / 2 if cross > n / 2 else min(cross, 0)  # no correction below zero
+    phi = corrected / math.sqrt(margins) if margins else 0.0
+    d = p1 - p2
+    low = d - math.sqrt(max((p1 - low1) ** 2 - 2 * phi * (p1 - low1) * (high2 - p2) + (high2 - p2) ** 2, 0.0))
+    high = d + math.sqrt(max((p2 - low2) ** 2 - 2 * phi * (p2 - low2) * (high1 - p1) + (high1 - p1) ** 2, 0.0))
+    return Interval(d, low, high, n)

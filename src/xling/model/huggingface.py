@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 # model types whose base model takes add_pooling_layer
-POOLER_OPTIONAL = ("bert", "roberta", "xlm-roberta", "camembert")
+POOLER_OPTIONAL = ("bert", "roberta", "xlm-roberta", "camembert", "albert")
 
 
 class TokenizerDictionary:
@@ -79,14 +79,30 @@ class TransformersEncoder(torch.nn.Module):
         self.segments = int(getattr(config, "type_vocab_size", 1) or 1)
 
     def max_positions(self) -> int:
-        """The longest input: RoBERTa's family numbers positions from its padding index + 1."""
+        """The longest input: RoBERTa's family numbers positions from its padding index + 1 (its
+        position table has that padding row; BERT's, DistilBERT's and the others' have none)."""
         n = int(self.bert.config.max_position_embeddings)
-        offset = getattr(self.bert.embeddings, "padding_idx", None)
+        positions = getattr(getattr(self.bert, "embeddings", None), "position_embeddings", None)
+        offset = getattr(positions, "padding_idx", None)
         return n - (int(offset) + 1) if offset is not None else n
+
+    def _language_ids(self, tokens, lang: str):
+        """XLM's ``langs`` input where the model has language embeddings (its config's lang2id),
+        else None: such a model must be told each token's language, as in its pretraining."""
+        config = self.bert.config
+        if config.model_type != "xlm" or not getattr(config, "use_lang_emb", False) or int(config.n_langs) < 2:
+            return None
+        lang2id = getattr(config, "lang2id", None) or {}
+        if lang not in lang2id:
+            raise ValueError(f"this XLM model has language embeddings for {sorted(lang2id)}, not {lang!r}")
+        return tokens.new_full(tokens.shape, int(lang2id[lang]))
 
     def encode(self, tokens, lang: str, padding_mask=None) -> list:
         real = tokens.ne(self.dictionary.pad()) if padding_mask is None else ~padding_mask
         kwargs = {}
+        langs = self._language_ids(tokens, lang)
+        if langs is not None:
+            kwargs["langs"] = langs
         if self.segments > 1:
             sep = tokens.eq(self.dictionary.eos()).long()
             kwargs["token_type_ids"] = ((sep.cumsum(dim=1) - sep) > 0).long() * real.long()  # after the first [SEP]

@@ -3,7 +3,12 @@
 Inputs are the parsed JSON files the analysis jobs write:
 
 - Figure 6, one dict per pair: ``{"pair", "source", "target", "layers", "p_at_1", "n_train", "n_test"}``
-  (sentence retrieval P@1 in percent, per layer, after Procrustes alignment of monolingual models).
+  (sentence retrieval P@1 in percent, per layer, after Procrustes alignment of monolingual models:
+  the target mapped onto the source, English), and optionally ``random``: ``{"seed", "p_at_1"}``
+  (the same with the models untrained: each side's architecture freshly initialised) and
+  ``paired`` (the two compared sentence by sentence at their best layers:
+  xling.analysis.run.paired_table). Results written before ``map`` was recorded named the mapped
+  language ``source``; they are read with the names swapped back.
 - Figure 7, one dict per pair: ``{"pair", "layers", "cka": {"monolingual", "bilingual", "random"}, "n"}``
   (linear CKA per layer; a kind may be ``null`` when that model does not exist for the pair).
 
@@ -103,15 +108,45 @@ def _ordered(results: list[dict]) -> list[dict]:
     return sorted(results, key=lambda r: rank.get(r["pair"], len(PAIR_ORDER)))  # stable for the rest
 
 
+PAIRED_KEYS = ("trained_layer", "random_layer", "both", "trained_only", "random_only", "neither")
+
+
+def _sides(r: dict) -> dict:
+    """``source``/``target`` as the pair names them (source = English, the target mapped onto it):
+    a result written before ``map`` existed had them the other way round."""
+    if "map" in r:
+        return {}
+    return {"source": r["target"], "target": r["source"]}
+
+
+def _random(r: dict, n: int) -> dict | None:
+    """The random-encoder baseline of a Figure 6 result, validated (None: the result has none)."""
+    rnd = r.get("random")
+    if rnd is None:
+        return None
+    if not isinstance(rnd, dict) or "p_at_1" not in rnd:
+        raise ValueError(f"Figure 6 result for pair {_name(r)}: key 'random' must be a dict with 'p_at_1'")
+    paired = r.get("paired")
+    if not isinstance(paired, dict) or any(not isinstance(paired.get(k), int) or paired[k] < 0 for k in PAIRED_KEYS):
+        raise ValueError(f"Figure 6 result for pair {_name(r)}: key 'paired' must hold the counts {PAIRED_KEYS}")
+    counted = sum(paired[k] for k in PAIRED_KEYS[2:])
+    if counted != r["n_test"]:
+        raise ValueError(f"Figure 6 result for pair {_name(r)}: key 'paired' counts {counted} test sentences, "
+                         f"n_test is {r['n_test']}")
+    return {**rnd, "p_at_1": _values(r, "random.p_at_1", rnd["p_at_1"], n, 0.0, 100.0, "Figure 6")}
+
+
 def check_figure6(results: list[dict]) -> list[dict]:
-    """Validated, ordered copies: p_at_1 as floats/None (percent, 0-100)."""
+    """Validated, ordered copies: p_at_1 as floats/None (percent, 0-100), ``random`` validated or
+    None, ``source``/``target`` as the pair names them."""
     out = []
     for r in results:
         _require(r, FIG6_KEYS, "Figure 6")
         layers = _layers(r, "Figure 6")
-        out.append({**r, "layers": layers,
+        out.append({**r, **_sides(r), "layers": layers,
                     "p_at_1": _values(r, "p_at_1", r["p_at_1"], len(layers), 0.0, 100.0, "Figure 6"),
                     "n_train": _count(r, "n_train", "Figure 6"), "n_test": _count(r, "n_test", "Figure 6")})
+        out[-1]["random"] = _random(out[-1], len(layers))
     return _ordered(out)
 
 
@@ -184,10 +219,14 @@ def figure6(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
     for r, color in zip(results, colors):
         ys = [float("nan") if v is None else v for v in r["p_at_1"]]  # NaN leaves a gap in the line
         ax.plot(r["layers"], ys, marker="o", markersize=4, color=color,
-                label=f"{pair_label(r['pair'])} ({r['source']}→{r['target']})")
+                label=f"{pair_label(r['pair'])} ({r['target']}→{r['source']})")
         for x, v in zip(r["layers"], r["p_at_1"]):
             if v is None:  # missing results are marked, not drawn as zero
                 ax.text(x, 0, "×", ha="center", va="bottom", fontsize=8, color=color)
+        if r["random"] is not None:  # the baseline: the same models untrained
+            ax.plot(r["layers"], [float("nan") if v is None else v for v in r["random"]["p_at_1"]], linestyle="--",
+                    marker="x", markersize=3, color=color, alpha=0.7,
+                    label=f"{pair_label(r['pair'])}, random encoder")
     finish_p1_by_layer(plt, fig, ax, sorted({x for r in results for x in r["layers"]}), "Layer (L0 = embeddings)",
                        out_png, out_pdf, title)
 
@@ -264,16 +303,22 @@ def figure7(results: list[dict], out_png: Path, out_pdf: Path, title: str | None
 
 # ---------------------------------------------------------------- CSVs: the figures' plotted points
 
-FIGURE6_FIELDS = ["pair", "source", "target", "layer", "p_at_1", "n_train", "n_test"]
+FIGURE6_FIELDS = ["pair", "source", "target", "kind", "layer", "p_at_1", "n_train", "n_test"]
 FIGURE7_FIELDS = ["pair", "kind", "layer", "cka", "low", "high", "length_controlled_cka", "length_controlled_low",
                   "length_controlled_high", "n"]
 
 
-def figure6_rows(results: list[dict]) -> list[dict]:
-    """Figure 6's points: one row per (pair, layer), P@1 empty where the layer was not measured."""
-    return [{"pair": r["pair"], "source": r["source"], "target": r["target"], "layer": layer, "p_at_1": p,
-             "n_train": r["n_train"], "n_test": r["n_test"]}
-            for r in check_figure6(results) for layer, p in zip(r["layers"], r["p_at_1"])]
+def figure6_rows(results: list[dict], trained: str = "monolingual") -> list[dict]:
+    """Figure 6's points: one row per (pair, ``kind``, layer), P@1 empty where the layer was not
+    measured; ``kind`` is ``trained`` (the models' own: monolingual, or a multilingual model's
+    bilingual reading) or ``random`` (the same models untrained), as Figure 7 names its kinds."""
+    out = []
+    for r in check_figure6(results):
+        kinds = [(trained, r["p_at_1"])] + ([("random", r["random"]["p_at_1"])] if r["random"] else [])
+        out += [{"pair": r["pair"], "source": r["source"], "target": r["target"], "kind": kind, "layer": layer,
+                 "p_at_1": p, "n_train": r["n_train"], "n_test": r["n_test"]}
+                for kind, values in kinds for layer, p in zip(r["layers"], values)]
+    return out
 
 
 def _bounds(r: dict, where: dict, key: str, kind: str, n: int) -> list[tuple[float | None, float | None]]:
@@ -341,11 +386,17 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 def figure6_markdown(results: list[dict]) -> str:
     results = check_figure6(results)
     layers = sorted({x for r in results for x in r["layers"]})
-    by_layer = [dict(zip(r["layers"], r["p_at_1"])) for r in results]
-    head = ["Layer"] + [f"{pair_label(r['pair'])} ({r['source']}→{r['target']})" for r in results]
-    rows = [[layer_label(x)] + [_fmt(d.get(x), 1) for d in by_layer] for x in layers]
+    columns = []
+    for r in results:
+        columns.append((f"{pair_label(r['pair'])} ({r['target']}→{r['source']})", dict(zip(r["layers"], r["p_at_1"]))))
+        if r["random"]:
+            columns.append((f"{pair_label(r['pair'])} random", dict(zip(r["layers"], r["random"]["p_at_1"]))))
+    head = ["Layer"] + [name for name, _ in columns]
+    rows = [[layer_label(x)] + [_fmt(d.get(x), 1) for _, d in columns] for x in layers]
     sizes = "; ".join(f"{pair_label(r['pair'])}: {r['n_train']} train / {r['n_test']} test" for r in results)
-    lines = ["Sentence retrieval P@1 (%) after Procrustes alignment of monolingual models (Figure 6).", ""]
+    lines = ["Sentence retrieval P@1 (%) after Procrustes alignment of monolingual models (Figure 6); "
+             "*random*: the same with the models untrained, each side's architecture freshly initialised (the "
+             "baseline the trained models are judged against).", ""]
     return "\n".join(lines + _md_table(head, rows) + ["", f"Sentences: {sizes}."]) + "\n"
 
 

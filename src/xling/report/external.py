@@ -14,10 +14,12 @@ from xling.metrics.intervals import Interval, wilson_interval
 from xling.report.analysis_figures import FIGURE7_FIELDS, check_figure6, figure7_rows, layer_average
 from xling.report.csvout import write_rows_csv
 from xling.report.findings import (
+    EVERY_LAYER,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
     NOT_RUN,
+    RETRIEVAL_CLAIM,
     Finding,
     findings_csv,
     findings_markdown,
@@ -26,8 +28,8 @@ from xling.report.findings import (
 )
 
 ROW_FIELDS = ["row", "label", "role", "source_model", "source_sha256", "target_model", "target_sha256"]
-FIGURE6_FIELDS = ["pair", "source", "target", "layer", "p_at_1", "p_at_1_unaligned", "p_at_1_raw", "p_at_1_shifted",
-                  "n_train", "n_test"]
+FIGURE6_FIELDS = ["pair", "source", "target", "kind", "layer", "p_at_1", "p_at_1_unaligned", "p_at_1_raw",
+                  "p_at_1_shifted", "n_train", "n_test"]
 
 
 def by_row(results: Sequence[dict]) -> dict[str, list[dict]]:
@@ -41,7 +43,8 @@ def by_row(results: Sequence[dict]) -> dict[str, list[dict]]:
 
 
 def _row_fields(r: dict) -> dict:
-    """The row's marks on each point: its key, label, role, and the pair's two models."""
+    """The row's marks on each point: its key, label, role, and the pair's two models: the source's
+    (English, the pair's first language, as every result and the rules name it) and the target's."""
     ext, (src, tgt) = r["external"], r["pair"].split("-")
     models = ext["models"]
     return {"row": ext["row"], "label": ext["label"], "role": ext["role"],
@@ -49,18 +52,27 @@ def _row_fields(r: dict) -> dict:
             "target_model": models[tgt]["path"], "target_sha256": models[tgt]["sha256"]}
 
 
+def _trained_kind(r: dict) -> str:
+    """Figure 7's name of a row's trained reading: a monolingual pair, or one multilingual model."""
+    return "bilingual" if r["external"]["role"] == "multilingual" else "monolingual"
+
+
 def figure6_points(results: Sequence[dict]) -> list[dict]:
-    """One row per (external row, pair, layer): P@1 after the map, and without one (after the
+    """One row per (external row, pair, kind, layer): P@1 after the map, and without one (after the
     iterative normalisation; for a multilingual model also raw and after the mean-difference
-    shift, empty otherwise)."""
+    shift, empty otherwise); ``kind`` the trained models' (monolingual, or bilingual for one
+    multilingual model) or ``random`` (the same models untrained)."""
     out = []
     for rows in by_row(results).values():
         for r in check_figure6(rows):
             n = len(r["layers"])
-            extra = {k: r.get(k) or [None] * n for k in ("p_at_1_unaligned", "p_at_1_raw", "p_at_1_shifted")}
-            out += [{**_row_fields(r), "pair": r["pair"], "source": r["source"], "target": r["target"],
-                     "layer": layer, "p_at_1": r["p_at_1"][i], **{k: v[i] for k, v in extra.items()},
-                     "n_train": r["n_train"], "n_test": r["n_test"]} for i, layer in enumerate(r["layers"])]
+            kinds = [(_trained_kind(r), r)] + ([("random", r["random"])] if r["random"] else [])
+            for kind, values in kinds:
+                extra = {k: values.get(k) or [None] * n for k in ("p_at_1_unaligned", "p_at_1_raw", "p_at_1_shifted")}
+                out += [{**_row_fields(r), "pair": r["pair"], "source": r["source"], "target": r["target"],
+                         "kind": kind, "layer": layer, "p_at_1": values["p_at_1"][i],
+                         **{k: v[i] for k, v in extra.items()}, "n_train": r["n_train"], "n_test": r["n_test"]}
+                        for i, layer in enumerate(r["layers"])]
     return out
 
 
@@ -92,12 +104,12 @@ def section5_markdown(retrieval: Sequence[dict], cka: Sequence[dict]) -> str:
         models = {lang: m for r in fig6.get(row, []) + fig7.get(row, []) for lang, m in r["external"]["models"].items()}
         out += [f"- {lang}: `{m['path']}` (sha256 {m['sha256'][:12]})" for lang, m in models.items()] + [""]
         if fig6.get(row):
-            out += ["| Pair | P@1 after the map, best layer | without (normalised) | raw | mean-difference shift |"
-                    " Tatoeba pairs |", "|---|---|---|---|---|---|"]
-            for r in fig6[row]:
-                out.append(f"| {r['pair']} | {_best(r['p_at_1'])} | {_best(r['p_at_1_unaligned'])} | "
-                           f"{_best(r.get('p_at_1_raw') or [])} | {_best(r.get('p_at_1_shifted') or [])} | "
-                           f"{r['n_test']} |")
+            out += ["| Pair | P@1 after the map, best layer | random encoder, best layer | without (normalised) | raw |"
+                    " mean-difference shift | Tatoeba pairs |", "|---|---|---|---|---|---|---|"]
+            for r in check_figure6(fig6[row]):
+                out.append(f"| {r['pair']} | {_best(r['p_at_1'])} | {_best((r['random'] or {}).get('p_at_1') or [])} | "
+                           f"{_best(r['p_at_1_unaligned'])} | {_best(r.get('p_at_1_raw') or [])} | "
+                           f"{_best(r.get('p_at_1_shifted') or [])} | {r['n_test']} |")
             out.append("")
         if fig7.get(row):
             out += ["| Pair | Kind | CKA, mean over layers | length-controlled | random encoder |",
@@ -113,12 +125,14 @@ def section5_markdown(retrieval: Sequence[dict], cka: Sequence[dict]) -> str:
                            f"{avg(r['cka']['random'])} |")
             out.append("")
     out.append("Best layer: the highest P@1 over the layers (L0: the embeddings). The random encoder reads the "
-               "target side with the target model's architecture, untrained.")
+               "target side with the target model's architecture, untrained (Figure 6: mapped onto the source "
+               "model as the trained one is; Figure 7: beside the source model).")
     return "\n".join(out) + "\n"
 
 
 def external_findings(retrieval: Sequence[dict], cka: Sequence[dict]) -> list[Finding]:
-    """Per row: Figure 6's claim (the best layer far above chance after the map, Wilson intervals),
+    """Per row: Figure 6's claim (the best layer's P@1 after the map above the random encoder's,
+    Newcombe's paired interval),
     Figure 7's (the trained model's CKA above the random encoder's at every layer, bootstrap
     intervals), and for a multilingual row Liu et al.'s (the mean-difference shift improves
     retrieval without a map: :func:`_shift_finding`)."""
@@ -127,10 +141,11 @@ def external_findings(retrieval: Sequence[dict], cka: Sequence[dict]) -> list[Fi
     for row in dict.fromkeys([*fig6, *fig7]):
         label = (fig6.get(row) or fig7[row])[0]["external"]["label"]
         if fig6.get(row):
-            f = retrieval_finding({r["pair"]: r for r in fig6[row]})
-            claim = f.claim if fig6[row][0]["external"]["role"] == "monolingual" else \
-                "6. The model's languages align by one orthogonal map far above chance (Fig. 6)"
-            out.append(Finding(f"{label}: {claim}", f.statistic, f.estimate, f.status, f.detail, number=f.number))
+            claim = RETRIEVAL_CLAIM if fig6[row][0]["external"]["role"] == "monolingual" else \
+                ("6. One orthogonal map aligns the model's languages better than the same architecture untrained "
+                 "(Fig. 6)")
+            f = retrieval_finding({r["pair"]: r for r in fig6[row]}, claim=f"{label}: {claim}")
+            out.append(f)
             shifted = [r for r in fig6[row] if r.get("p_at_1_shifted")]
             if shifted:
                 out.append(_shift_finding(label, shifted))
@@ -140,7 +155,7 @@ def external_findings(retrieval: Sequence[dict], cka: Sequence[dict]) -> list[Fi
             status, iv, detail = layerwise_claim(by_pair, list(by_pair), kind, "random")
             out.append(Finding(f"{label}: 7. CKA: the trained model above a random encoder at every layer (Fig. 7)",
                                f"{kind} - random CKA at the weakest (pair, layer), 95% bootstrap interval", iv,
-                               status, detail, number="{:+.3f}"))
+                               status, detail, number="{:+.3f}", holds_when=EVERY_LAYER))
     return out
 
 
@@ -166,7 +181,8 @@ def _shift_finding(label: str, results: Sequence[dict]) -> Finding:
               else INCONCLUSIVE) if verdicts else NOT_RUN
     return Finding(f"{label}: Liu et al.: the mean-difference shift improves retrieval without a map",
                    "P@1 shifted - raw at the shift's best layer, weakest pair (points; Wilson intervals compared)",
-                   weakest, status, "; ".join(parts))
+                   weakest, status, "; ".join(parts),
+                   holds_when="every pair's shifted Wilson interval above the raw one's (below it: does not hold)")
 
 
 def write_external_report(retrieval: Sequence[dict], cka: Sequence[dict], figure6_csv: Path, figure7_csv: Path,
