@@ -47,6 +47,18 @@ def english_ppl(train_log: Path, lang: str = "en") -> dict[int, float]:
     return out
 
 
+def cpu_minutes(benchmarks: list[Path]) -> float | None:
+    """CPU minutes of jobs from their Snakemake benchmark files (``cpu_time``, seconds): a job's cost
+    whatever else ran beside it, where its wall time doubles when two jobs share a core."""
+    if not benchmarks:
+        return None
+    total = 0.0
+    for path in benchmarks:
+        head, row = path.read_text(encoding="utf-8").splitlines()[:2]
+        total += float(dict(zip(head.split("\t"), row.split("\t")))["cpu_time"])
+    return total / 60
+
+
 def english_dev(finetune_root: Path) -> dict[str, float]:
     """Task -> English dev score of each result.json under ``finetune_root`` (one cell and seed
     per task in a probe); only the ``en_dev`` key is read."""
@@ -58,11 +70,14 @@ def english_dev(finetune_root: Path) -> dict[str, float]:
 
 
 def overlay(probe: dict, point: str) -> dict:
-    """The point's config overlay: its own run name and testbed mirror, ``common``, its settings."""
+    """The point's config overlay: its own run name and testbed mirror (or the probe's ``mirror``,
+    one for every point, for real data), ``common``, its settings."""
     run = f"results/probe_{point}"
-    own = {"run_name": f"probe_{point}", "download": {"mirror": f"{run}/testbed/mirror"},
-           "licensed": {"conll2003_en": {"path": f"{run}/testbed/mirror/licensed/conll2003"},
-                        "levow_zh": {"path": f"{run}/testbed/mirror/licensed/levow"}}}
+    own: dict = {"run_name": f"probe_{point}", "download": {"mirror": f"{run}/testbed/mirror"},
+                 "licensed": {"conll2003_en": {"path": f"{run}/testbed/mirror/licensed/conll2003"},
+                              "levow_zh": {"path": f"{run}/testbed/mirror/licensed/levow"}}}
+    if probe.get("mirror"):
+        own = {"run_name": f"probe_{point}", "download": {"mirror": probe["mirror"]}}
     return merge(merge(own, probe.get("common") or {}), probe["points"][point] or {})
 
 
@@ -75,7 +90,8 @@ def run_point(probe: dict, point: str, work: Path, log_dir: Path) -> int:
         return subprocess.run(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
 
 
-def collect(probe: dict, point: str, pair: str = "en-fr", results: Path = REPO / "results") -> dict:
+def collect(probe: dict, point: str, pair: str = "en-fr", results: Path = REPO / "results",
+            benchmarks: Path = REPO / "benchmarks") -> dict:
     """The point's English numbers per pretraining seed, and over its seeds: the mean perplexity at
     each validation, each task's mean English dev score, and the mean over the three tasks (its
     mean over the seeds and their standard deviation: one seed's spread)."""
@@ -84,8 +100,13 @@ def collect(probe: dict, point: str, pair: str = "en-fr", results: Path = REPO /
     seeds = {}
     for log in sorted((run / "pretrain" / setting / pair).glob("seed*/train.log")):
         seed = int(log.parent.name.removeprefix("seed"))
+        bench = benchmarks / f"probe_{point}"
+        pretrain = bench / "pretrain" / setting / pair / f"seed{seed}.tsv"
         seeds[seed] = {"valid_en_ppl": english_ppl(log),
-                       "en_dev": english_dev(run / "finetune" / setting / pair / f"seed{seed}")}
+                       "en_dev": english_dev(run / "finetune" / setting / pair / f"seed{seed}"),
+                       "pretrain_cpu_min": cpu_minutes([pretrain] if pretrain.is_file() else []),
+                       "finetune_cpu_min": cpu_minutes(sorted((bench / "finetune" / setting / pair / f"seed{seed}")
+                                                              .glob("*/*/*.tsv")))}
     updates = sorted(set.intersection(*(set(s["valid_en_ppl"]) for s in seeds.values()))) if seeds else []
     tasks = sorted(set.intersection(*(set(s["en_dev"]) for s in seeds.values()))) if seeds else []
     per_seed = [statistics.mean(s["en_dev"][t] for t in tasks) for s in seeds.values()] if tasks else []
@@ -93,7 +114,15 @@ def collect(probe: dict, point: str, pair: str = "en-fr", results: Path = REPO /
             "valid_en_ppl": {u: statistics.mean(s["valid_en_ppl"][u] for s in seeds.values()) for u in updates},
             "en_dev": {t: statistics.mean(s["en_dev"][t] for s in seeds.values()) for t in tasks},
             "mean_en_dev": statistics.mean(per_seed) if per_seed else None,
-            "mean_en_dev_sd": statistics.stdev(per_seed) if len(per_seed) > 1 else None}
+            "mean_en_dev_sd": statistics.stdev(per_seed) if len(per_seed) > 1 else None,
+            "cpu_min_per_model": _mean_cost(seeds)}
+
+
+def _mean_cost(seeds: dict) -> float | None:
+    """Mean CPU minutes of one model: its pretraining and its fine-tuning jobs."""
+    costs = [s["pretrain_cpu_min"] + (s["finetune_cpu_min"] or 0.0) for s in seeds.values()
+             if s["pretrain_cpu_min"] is not None]
+    return statistics.mean(costs) if costs else None
 
 
 def markdown(rows: list[dict]) -> str:
@@ -102,7 +131,7 @@ def markdown(rows: list[dict]) -> str:
         updates = [u for u in updates if u % 1000 == 0]
     tasks = sorted({t for r in rows for t in r["en_dev"]})
     head = ["point", "seeds", *(f"ppl @{u}" for u in updates), *(f"{t} en dev" for t in tasks),
-            "mean en dev (sd over seeds)"]
+            "mean en dev (sd over seeds)", "CPU min a model"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         mean = r["mean_en_dev"]
@@ -110,7 +139,8 @@ def markdown(rows: list[dict]) -> str:
         cells = [r["point"], str(len(r["seeds"])),
                  *(f"{r['valid_en_ppl'][u]:.2f}" if u in r["valid_en_ppl"] else "–" for u in updates),
                  *("–" if t not in r["en_dev"] else f"{r['en_dev'][t]:.1f}" for t in tasks),
-                 "–" if mean is None else f"{mean:.2f}{sd}"]
+                 "–" if mean is None else f"{mean:.2f}{sd}",
+                 "–" if r.get("cpu_min_per_model") is None else f"{r['cpu_min_per_model']:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 

@@ -392,3 +392,20 @@ def test_the_language_embedding_overlay_adds_a_twin_of_each_row_of_the_central_f
         mine, theirs = job[twin].tracked(), job[row].tracked()
         assert mine["model"] == {**theirs["model"], "language_embeddings": False}
         assert mine["pretrain"] == theirs["pretrain"]
+
+
+def test_a_pair_may_train_some_rows_only():
+    """pair_rows: the rows of the central finding on two more pairs, every row on the first; a pair or
+    row that does not exist, or a pair without Default, is one error naming the key."""
+    central = ["default", "no_anchors", "sep_l1_6", "sep_emb_l1_6"]
+    cfg = xcfg.merge(copy.deepcopy(PAPER), {"pair_rows": {"en-ru": central, "en-zh": central}})
+    xcfg.validate(cfg)
+    models = xcfg.bilingual_models(cfg)
+    assert sorted(s for s, p, _ in models if p == "en-ru") == sorted(central)
+    assert len([m for m in models if m[1] == "en-fr"]) == 10
+    assert xcfg.trains(cfg, "extra_anchors", "en-fr") and not xcfg.trains(cfg, "extra_anchors", "en-zh")
+    assert "config key 'pair_rows.en-de': not one of the pairs" in broken(lambda c: c.update(pair_rows={"en-de": central}))
+    assert "config key 'pair_rows.en-ru': no such Table 1 row 'sep_emb_l1_9'" in broken(
+        lambda c: c.update(pair_rows={"en-ru": ["default", "sep_emb_l1_9"]}))
+    assert "config key 'pair_rows.en-ru': must train 'default'" in broken(
+        lambda c: c.update(pair_rows={"en-ru": ["no_anchors"]}))

@@ -380,3 +380,86 @@ def test_licensed_paths_the_workflow_generates_are_not_checked(tmp_path):
     assert missing_licensed(cfg, generated_under=testbed) == []
     cfg["licensed"]["levow_zh"]["path"] = None  # an unset path is still an error
     assert len(missing_licensed(cfg, generated_under=testbed)) == 1
+
+
+def _deb(path: Path, data_tar: bytes, data_name: str = "data.tar.xz") -> Path:
+    """A Debian package as dpkg-deb lays it out: an ar archive of debian-binary, control.tar.xz and
+    the data tar, each member after a 60-byte header and padded to an even offset."""
+    def member(name: str, payload: bytes) -> bytes:
+        header = f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(payload):<10}`\n".encode()
+        assert len(header) == 60
+        return header + payload + (b"\n" if len(payload) % 2 else b"")
+
+    path.write_bytes(b"!<arch>\n" + member("debian-binary", b"2.0\n") + member("control.tar.xz", b"x" * 7)
+                     + member(data_name, data_tar))
+    return path
+
+
+def test_extract_deb_installs_its_data_tar(tmp_path):
+    """A .deb's data.tar.* is what is extracted (FreeDict's dictionaries as Debian ships them:
+    usr/share/dictd/...); its other members are not; a cut package or one that is no ar archive
+    is refused naming the file, nothing written."""
+    data = _tar(tmp_path / "data.tar.xz", [(_file("./usr/share/dictd/freedict-eng-fra.index"), b"cat\tA\tB\n"),
+                                           (_file("./usr/share/dictd/freedict-eng-fra.dict.dz"), b"dz")], "w:xz")
+    deb = _deb(tmp_path / "dict-freedict-eng-fra_2022.04.21-1_all.deb", data.read_bytes())
+    data.unlink()
+    out = safe_extract(deb, tmp_path / "out")
+    assert (out / "usr/share/dictd/freedict-eng-fra.index").read_bytes() == b"cat\tA\tB\n"
+    assert not (out / "debian-binary").exists() and not (out / "control.tar.xz").exists()
+    cut = tmp_path / "cut.deb"
+    cut.write_bytes(deb.read_bytes()[:-50])
+    with pytest.raises(ValueError, match="cut.deb: member 'data.tar.xz' runs past the end of the file"):
+        safe_extract(cut, tmp_path / "cut_out")
+    assert not (tmp_path / "cut_out").exists()
+    (tmp_path / "not.deb").write_bytes(b"PK\x03\x04 a zip, not a package")
+    with pytest.raises(ValueError, match="not.deb: not a Debian package"):
+        safe_extract(tmp_path / "not.deb", tmp_path / "not_out")
+    evil = _deb(tmp_path / "evil.deb", _tar(tmp_path / "evil.tar", [(_file("../escape.txt"), b"bad")]).read_bytes(),
+                "data.tar")
+    with pytest.raises(UnsafeArchiveError, match=r"contains '\.\.'"):
+        safe_extract(evil, tmp_path / "evil_out")
+
+
+def test_a_mirror_is_built_from_local_copies_and_fetched_hosts(server, tmp_path):
+    """xling.download.mirror: a pinned entry whose file lies in a local folder (any depth, matched
+    by name and sha256) is linked in; one of a fetched host is downloaded; a local file of the right
+    name but another digest, an unpinned entry and another host's file are listed as missing; a
+    second build keeps everything; the download stage then reads the mirror without the network."""
+    from xling.download.mirror import build_mirror
+
+    local, other = _payload(3000), _payload(2000)
+    shared = tmp_path / "shared" / "eltec" / "eng"
+    shared.mkdir(parents=True)
+    (shared / "ENG18400_Trollope.xml").write_bytes(local)
+    (shared / "wrong.conllu").write_bytes(b"not the pinned file")
+    renamed = _payload(1000)
+    (shared / "001_Shinel.xml").write_bytes(renamed)  # its URL names it "001 Shinel .xml"
+    served = _payload(4000)
+    server.files["/debian/pool/main/f/freedict/dict.deb"] = served
+    host = server.url.split("//")[1]
+    downloads = {
+        "eltec": {"url": "https://raw.githubusercontent.com/COST-ELTeC/ELTeC-eng/3db3b67/level1/ENG18400_Trollope.xml",
+                  "sha256": _sha(local)},
+        "deb": {"url": f"{server.url}/debian/pool/main/f/freedict/dict.deb", "sha256": _sha(served)},
+        "wrong": {"url": "https://raw.githubusercontent.com/UD/r2.3/wrong.conllu", "sha256": _sha(other)},
+        "unpinned": {"url": "https://example.org/ENG18400_Trollope.xml", "sha256": None},
+        "elsewhere": {"url": "https://dl.fbaipublicfiles.com/XNLI/XNLI-1.0.zip", "sha256": _sha(other)},
+        "renamed": {"url": "https://raw.githubusercontent.com/COST-ELTeC/ELTeC-rus/fc5014b/level0/001%20Shinel%20.xml",
+                    "sha256": _sha(renamed)},
+    }
+    mirror = tmp_path / "mirror"
+    report = build_mirror(downloads, mirror, [tmp_path / "shared"], [host])
+    assert (report.linked, report.fetched, report.kept) == (["eltec", "renamed"], ["deb"], [])
+    assert mirror_path(downloads["renamed"]["url"], mirror).read_bytes() == renamed  # found by its digest
+    assert sorted(report.missing) == ["elsewhere", "unpinned", "wrong"]
+    assert "no sha256 pinned" in report.missing["unpinned"]
+    linked = mirror_path(downloads["eltec"]["url"], mirror)
+    assert linked.is_symlink() and linked.read_bytes() == local
+    again = build_mirror(downloads, mirror, [tmp_path / "shared"], [host])
+    assert sorted(again.kept) == ["deb", "eltec", "renamed"] and not again.linked and not again.fetched
+    server.shutdown()  # the download stage reads the mirror, never the network
+    for rid in ("eltec", "deb"):
+        dest = tmp_path / "dl" / rid
+        assert fetch(downloads[rid]["url"], dest, downloads[rid]["sha256"], mirror=mirror) == downloads[rid]["sha256"]
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        build_mirror(downloads, mirror, [tmp_path / "nowhere"])

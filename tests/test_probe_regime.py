@@ -39,7 +39,11 @@ def test_probe_points_are_overlays_with_their_own_run():
     assert over["run_name"] == "probe_lr4e-3" and over["pretrain"] == {"lr": 4.0e-3}
     assert over["download"]["mirror"].startswith("results/probe_lr4e-3/")
     assert over["seeds"] == {"pretrain": [1], "finetune": [1]}
-
+    # the real study's probe: every point reads one mirror of real files, and trains Default en-fr only
+    real = yaml.safe_load((REPO / "config" / "probes" / "regime_real.yaml").read_text(encoding="utf-8"))
+    over = probe_regime.overlay(real, "width128")
+    assert over["download"] == {"mirror": "results/real/mirror"} and "licensed" not in over
+    assert over["pair_rows"] == {"en-fr": ["default"]} and over["model"]["dim"] == 128
 
 
 def test_probe_tabulates_the_mean_and_spread_over_pretraining_seeds(tmp_path):
@@ -54,8 +58,18 @@ def test_probe_tabulates_the_mean_and_spread_over_pretraining_seeds(tmp_path):
             path = tmp_path / "probe_a" / "finetune" / "default" / "en-fr" / f"seed{seed}" / task / "hp" / "seed1"
             path.mkdir(parents=True)
             (path / "result.json").write_text(json.dumps({"en_dev": score, "tgt_test": 99.0}), encoding="utf-8")
-    row = probe_regime.collect(probe, "a", results=tmp_path)
+        # each job's CPU time from its Snakemake benchmark file: a pretraining job, two grid jobs
+        bench = tmp_path / "benchmarks" / "probe_a"
+        for path, cpu in ((bench / "pretrain" / "default" / "en-fr" / f"seed{seed}.tsv", 240.0 * seed),
+                          *((bench / "finetune" / "default" / "en-fr" / f"seed{seed}" / task / "grid_bs32" / "seed1.tsv",
+                             30.0) for task in ("ner", "xnli"))):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"s\th:m:s\tcpu_time\n999.0\t0:16:39\t{cpu}\n", encoding="utf-8")
+    row = probe_regime.collect(probe, "a", results=tmp_path, benchmarks=tmp_path / "benchmarks")
     assert row["valid_en_ppl"] == {250: 68.59, 500: 11.0} and row["en_dev"] == {"ner": 92.0, "xnli": 61.0}
     assert row["mean_en_dev"] == 76.5 and abs(row["mean_en_dev_sd"] - 2 ** 0.5 * 1.5) < 1e-9  # means 75 and 78
+    # CPU time, not wall time (a job beside another runs at half speed): (4 + 1) and (8 + 1) minutes
+    assert row["seeds"][1]["pretrain_cpu_min"] == 4.0 and row["seeds"][2]["finetune_cpu_min"] == 1.0
+    assert row["cpu_min_per_model"] == 7.0
     md = probe_regime.markdown([row])
-    assert "| a | 2 | 68.59 | 11.00 | 92.0 | 61.0 | 76.50 (2.12) |" in md
+    assert "| a | 2 | 68.59 | 11.00 | 92.0 | 61.0 | 76.50 (2.12) | 7.0 |" in md

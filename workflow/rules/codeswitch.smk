@@ -19,11 +19,27 @@ def dict_inputs(wc):
     return d
 
 
+def dictionary_file(lang, other):
+    """The weighted dictionary a language's text is switched with: rule bilingual_dict's, or with
+    codeswitch.dictionary freedict rule bilingual_dict_freedict's."""
+    folder = f"{R}/dict/freedict" if config["codeswitch"]["dictionary"] == "freedict" else f"{R}/dict"
+    return f"{folder}/{lang}-{other}.tsv"
+
+
 def codeswitch_inputs(wc):
     d = {}
     for lang, other in ((wc.src, wc.tgt), (wc.tgt, wc.src)):
         d[f"{lang}_train"] = corpus(lang, "wiki", "train")
-        d[f"{lang}_dict"] = f"{R}/dict/{lang}-{other}.tsv"
+        d[f"{lang}_dict"] = dictionary_file(lang, other)
+    return d
+
+
+def freedict_inputs(wc):
+    """FreeDict's dictionary of the pair, and its reverse direction where FreeDict has one."""
+    freedict = config["codeswitch"]["freedict"]
+    d = {"source": downloaded(freedict[f"{wc.src}-{wc.tgt}"]), **segmenter_inputs(wc.src, wc.tgt)}
+    if f"{wc.tgt}-{wc.src}" in freedict:
+        d["reverse"] = downloaded(freedict[f"{wc.tgt}-{wc.src}"])
     return d
 
 
@@ -58,6 +74,32 @@ rule bilingual_dict:
         tokenize=lambda wc: tokenize_params(wc.src, wc.tgt),
     script:
         "../scripts/codeswitch_dict.py"
+
+
+rule bilingual_dict_freedict:
+    """R/dict/freedict/<src>-<tgt>.tsv and its reverse from FreeDict's two directions, merged
+    (codeswitch.dictionary: freedict)."""
+    input:
+        unpack(freedict_inputs),
+    output:
+        fwd=f"{R}/dict/freedict/{{src}}-{{tgt}}.tsv",
+        rev=f"{R}/dict/freedict/{{tgt}}-{{src}}.tsv",
+    log:
+        f"{LOGS}/dict/freedict/{{src}}-{{tgt}}.log",
+    wildcard_constraints:
+        src=SRC,
+        tgt="|".join(DATA_TARGETS),
+    conda:
+        "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        **res_single("bpe"),
+    params:
+        src=lambda wc: wc.src,
+        tgt=lambda wc: wc.tgt,
+        tokenize=lambda wc: tokenize_params(wc.src, wc.tgt),
+    script:
+        "../scripts/codeswitch_dict_freedict.py"
 
 
 rule codeswitch:

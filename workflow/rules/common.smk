@@ -37,7 +37,8 @@ LOGS = f"logs/{config['run_name']}"
 BENCH = f"benchmarks/{config['run_name']}"
 SRC = config["source_language"]
 PAIRS = list(config["pairs"])  # Table 1's pairs
-SETTINGS = list(config["settings"])
+# Table 1's rows: those trained on some pair (pair_rows can leave one out of every pair)
+SETTINGS = [s for s in config["settings"] if any(xcfg.trains(config, s, p) for p in config["pairs"])]
 TASKS = list(config["finetune"]["tasks"])
 TARGETS = xcfg.target_languages(config)
 MONO = xcfg.monolingual_models(config)
@@ -50,7 +51,7 @@ PSEED0, FSEED0 = xcfg.pretrain_seed(config), xcfg.finetune_seed(config)  # of mo
 DATA_PAIRS = xcfg.data_pairs(config)
 DATA_TARGETS = [xcfg.pair_langs(p)[1] for p in DATA_PAIRS]
 BPE_SPLITS = ("train", "valid", "test")
-REPORT_NOTE = config["report_note"]  # what the run is made of, when not the paper's data
+REPORT_NOTE = config["report"]["note"]  # what the run is made of, when not the paper's data
 
 
 wildcard_constraints:

@@ -69,6 +69,7 @@ def finetune_cells(settings=None, pairs=None):
         (s, p, t, h, ps, fs)
         for s in settings or SETTINGS
         for p in pairs or PAIRS
+        if xcfg.trains(config, s, p)
         for t in TASKS
         if finetune_runs(t, p)
         for h in finetune_hp_ids(t)
@@ -83,6 +84,7 @@ def grid_jobs(settings=None, pairs=None):
         (s, p, t, bs, ps, fs)
         for s in settings or SETTINGS
         for p in pairs or PAIRS
+        if xcfg.trains(config, s, p)
         for t in TASKS
         if finetune_runs(t, p)
         for bs in cells_by_batch_size(config["finetune"][t])

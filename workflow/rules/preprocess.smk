@@ -20,6 +20,11 @@ def corpus(lang, domain, split):
     return f"{R}/corpus/{lang}/{domain}.{split}.txt"
 
 
+# languages whose main corpus is TEI files (preprocess.corpus_files: ELTeC's novels), not Wikipedia
+TEI_FILES = config["preprocess"]["corpus_files"]
+WIKI_LANGS = [lang for lang in config["languages"] if lang not in TEI_FILES]
+
+
 rule wiki_extract:
     input:
         dump=lambda wc: downloaded(f"wiki_{wc.lang}"),
@@ -27,6 +32,8 @@ rule wiki_extract:
         txt=temp(f"{R}/corpus/{{lang}}/raw/wiki.txt"),
     log:
         f"{LOGS}/corpus/{{lang}}/wiki_extract.log",
+    wildcard_constraints:
+        lang="|".join(WIKI_LANGS) or "NONE",
     conda:
         "../../envs/corpus.yaml"
     threads: threads_of("preprocess")
@@ -36,6 +43,29 @@ rule wiki_extract:
         drop=config["preprocess"]["wiki_drop"],
     script:
         "../scripts/preprocess_wiki_extract.py"
+
+
+rule tei_extract:
+    """A language's novels (TEI: the body's paragraphs, verse lines and headings, notes and page
+    breaks taken out) cut into one sentence a line: its main corpus in place of Wikipedia's."""
+    input:
+        tei=lambda wc: [downloaded(rid) for rid in TEI_FILES[wc.lang]],
+    output:
+        txt=temp(f"{R}/corpus/{{lang}}/raw/wiki.txt"),
+    log:
+        f"{LOGS}/corpus/{{lang}}/tei_extract.log",
+    wildcard_constraints:
+        lang="|".join(TEI_FILES) or "NONE",
+    conda:
+        "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        **res_single("preprocess"),
+    params:
+        lang=lambda wc: wc.lang,
+        splitter=config["preprocess"]["sentence_splitter"],
+    script:
+        "../scripts/preprocess_tei_extract.py"
 
 
 rule cc_extract:

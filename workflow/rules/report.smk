@@ -62,6 +62,12 @@ rule table1:
         "../scripts/report.py"
 
 
+def findings_by_pair():
+    """Table 1's claims judged on each pair's column (report.findings_by_pair); a param only where
+    set, so the key leaves other runs' findings jobs as they were."""
+    return {"by_pair": True} if config["report"]["findings_by_pair"] else {}
+
+
 rule findings:
     """One row per claim of the paper with our number, its 95% interval and whether it holds."""
     input:
@@ -83,6 +89,7 @@ rule findings:
         **res("report"),
     params:
         **table1_params(),
+        **findings_by_pair(),
         separate={s: config["settings"][s]["separate"] for s in SETTINGS},
         cka_order=[f"{SRC}-{t}" for t in AN_TARGETS],
         language_twins={
@@ -173,7 +180,7 @@ for _pair in PAIRS:
 rule anchors_table:
     input:
         # settings with the same BPE (the Sep* rows and Default anchors) share one data directory
-        [f"{R}/bpe/{canonical(s)}/{p}/anchors.json" for p in PAIRS for s in SETTINGS],
+        [f"{R}/bpe/{canonical(s)}/{p}/anchors.json" for p in PAIRS for s in SETTINGS if xcfg.trains(config, s, p)],
     output:
         anchors_md=report(f"{R}/report/anchors.md", category="2. Anchor points", caption=caption("wu2020_anchors.rst")),
     log:
@@ -184,7 +191,7 @@ rule anchors_table:
     resources:
         **res_single("report"),
     params:
-        entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS],
+        entries=[[p, setting(s)["label"]] for p in PAIRS for s in SETTINGS if xcfg.trains(config, s, p)],
     script:
         "../scripts/bpe_anchors_table.py"
 

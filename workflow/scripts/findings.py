@@ -5,7 +5,8 @@ input:  results = Table 1's result.json files; words, transfer, retrieval, cka =
         files of Figures 4, 5, 6 and 7 (each may be empty)
 params: settings, labels, pairs, tasks, top_k, baseline, source, unavailable (as rule report's),
         separate (each setting's `separate` entry), cka_order (pairs closest first), note,
-        language_twins ({rows_have, twins}: rows that differ only in language embeddings)
+        language_twins ({rows_have, twins}: rows that differ only in language embeddings),
+        by_pair (only where report.findings_by_pair is set: Table 1's claims on each pair's column)
 output: findings_md = findings.md, findings_csv = findings.csv
 """
 
@@ -28,15 +29,21 @@ def _by_pair(files) -> dict:
 
 def main(sm) -> dict:
     p = sm.params
-    _, table = table1_from_results([Path(x) for x in sm.input.results], list(p.settings), dict(p.labels),
-                                   list(p.pairs), list(p.tasks), int(p.top_k), p.baseline, p.source,
-                                   {task: dict(cells) for task, cells in dict(p.unavailable).items()})
+    results = [Path(x) for x in sm.input.results]
+    unavailable = {task: dict(cells) for task, cells in dict(p.unavailable).items()}
+
+    def table1(pairs):
+        return table1_from_results(results, list(p.settings), dict(p.labels), list(pairs), list(p.tasks),
+                                   int(p.top_k), p.baseline, p.source, unavailable)[1]
+    table = table1(p.pairs)
+    by_pair = {pair: table1([pair]) for pair in p.pairs} if p.get("by_pair") else None
     o = sm.output
     found = write_findings(table, {k: dict(v) for k, v in dict(p.separate).items()}, Path(o.findings_md),
                            Path(o.findings_csv), retrieval=_by_pair(sm.input.retrieval), cka=_by_pair(sm.input.cka),
                            cka_order=list(p.cka_order), words=_by_pair(sm.input.words),
                            transfer=[json.loads(Path(f).read_text(encoding="utf-8")) for f in sm.input.transfer],
-                           baseline=p.baseline, note=p.note or None, language_twins=dict(p.language_twins))
+                           baseline=p.baseline, note=p.note or None, language_twins=dict(p.language_twins),
+                           by_pair=by_pair)
     return {f.claim: f.status for f in found}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from xling.codeswitch.dictd import dictd_files, read_dictd
 from xling.codeswitch.dictionary import (
     BatchTokenizer,
     PairsIn,
@@ -20,13 +21,16 @@ from xling.codeswitch.switch import codeswitch_file, write_report
 
 
 def build_dictionary(kind: str, source: Path, src_lang: str, tgt_lang: str, out_fwd: Path, out_rev: Path,
-                     uids: dict[str, str] | None = None,
+                     uids: dict[str, str] | None = None, reverse: Path | None = None,
                      src_tok: BatchTokenizer | None = None,
                      tgt_tok: BatchTokenizer | None = None) -> dict:
     """Write both directions of one bilingual dictionary.
 
     kind "panlex": `source` is the unpacked snapshot (or a folder above it);
-    kind "muse": `source` is a MUSE `src tgt` file for src_lang -> tgt_lang.
+    kind "muse": `source` is a MUSE `src tgt` file for src_lang -> tgt_lang;
+    kind "freedict": `source` holds FreeDict's src_lang -> tgt_lang dictionary (dictd, as Debian's
+    package extracts), `reverse` (optional) its tgt_lang -> src_lang one: both merged, the reverse
+    read backwards (a pair both list adds up its senses).
     Entries are tokenised with `src_tok`/`tgt_tok` (lists of texts -> tokenised texts) so that
     they match the tokenised corpus."""
     pairs: PairsIn
@@ -35,8 +39,13 @@ def build_dictionary(kind: str, source: Path, src_lang: str, tgt_lang: str, out_
         pairs = read_panlex(source, uids[src_lang], uids[tgt_lang])
     elif kind == "muse":
         pairs = read_muse(source)
+    elif kind == "freedict":
+        merged = read_dictd(*dictd_files(source))
+        for (a, b), w in (read_dictd(*dictd_files(reverse)) if reverse is not None else {}).items():
+            merged[(b, a)] = merged.get((b, a), 0) + w
+        pairs = merged
     else:
-        raise ValueError(f"unknown dictionary kind {kind!r}; expected 'panlex' or 'muse'")
+        raise ValueError(f"unknown dictionary kind {kind!r}; expected 'panlex', 'muse' or 'freedict'")
     pairs = tokenize_pairs(pairs, src_tok, tgt_tok)
     n = write_dict(pairs, out_fwd)
     write_dict(pairs, out_rev, reverse=True)

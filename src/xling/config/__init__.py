@@ -157,6 +157,7 @@ def validate(cfg: dict) -> None:
 def _cross_check(cfg: Mapping[str, Any]) -> Iterable[str]:
     """What the schema cannot say: references between sections, one line each."""
     yield from _language_problems(cfg)
+    yield from _source_problems(cfg)
     yield from _model_problems(cfg)
     yield from _analysis_problems(cfg)
     yield from liu2020.problems(cfg)
@@ -180,6 +181,15 @@ def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     if mono and src not in mono:
         yield (f"config key 'monolingual.languages': the Section 5 analyses compare every model with the "
                f"source language's, so {src!r} must be among them")
+    for pair, rows in (cfg.get("pair_rows") or {}).items():
+        if pair not in cfg["pairs"]:
+            yield f"config key 'pair_rows.{pair}': not one of the pairs ({', '.join(cfg['pairs'])})"
+        unknown = [r for r in rows if r not in cfg["settings"]]
+        if unknown:
+            yield (f"config key 'pair_rows.{pair}': no such Table 1 row {unknown[0]!r} "
+                   f"(settings: {', '.join(cfg['settings'])})")
+        elif "default" not in rows:
+            yield f"config key 'pair_rows.{pair}': must train 'default', the row every Delta is taken against"
     first = pretrain_seed(cfg)
     for row, listed in (cfg["seeds"].get("rows") or {}).items():
         if row not in cfg["settings"]:
@@ -190,6 +200,30 @@ def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     if cfg["monolingual"]["en_prime_seed"] == pretrain_seed(cfg):
         yield (f"config key 'monolingual.en_prime_seed': {cfg['monolingual']['en_prime_seed']} is the seed of "
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
+
+
+def _source_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
+    """Download ids the corpus and code-switching keys name: each must be an entry of ``downloads``;
+    FreeDict code-switching needs each pair's dictionary from the source language."""
+    downloads = cfg["downloads"]
+    for lang, ids in cfg["preprocess"]["corpus_files"].items():
+        if lang not in cfg["languages"]:
+            yield f"config key 'preprocess.corpus_files.{lang}': {lang!r} is not in languages"
+        missing = [rid for rid in ids if rid not in downloads]
+        if missing:
+            yield (f"config key 'preprocess.corpus_files.{lang}': no download entry {missing[0]!r} "
+                   f"({len(missing)} of {len(ids)} ids missing from 'downloads')")
+    cs = cfg["codeswitch"]
+    for direction, rid in cs["freedict"].items():
+        if rid not in downloads:
+            yield f"config key 'codeswitch.freedict.{direction}': no download entry {rid!r}"
+    if cs["dictionary"] == "freedict":
+        switched = {p for p in cfg["pairs"] for s, row in cfg["settings"].items()
+                    if row["codeswitch"] and trains(cfg, s, p)}
+        for pair in sorted(switched):
+            if pair not in cs["freedict"]:
+                yield (f"config key 'codeswitch.freedict': no FreeDict dictionary {pair} for the code-switched rows of "
+                       f"pair {pair} (codeswitch.dictionary: freedict)")
 
 
 def _model_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
@@ -360,6 +394,12 @@ def monolingual_seed(cfg: Mapping[str, Any], mono: str) -> int:
     return int(cfg["monolingual"]["en_prime_seed"]) if is_prime(mono) else pretrain_seed(cfg)
 
 
+def trains(cfg: Mapping[str, Any], setting: str, pair: str) -> bool:
+    """Whether Table 1's row ``setting`` is trained on ``pair`` (``pair_rows``; every row by default)."""
+    rows = (cfg.get("pair_rows") or {}).get(pair)
+    return rows is None or setting in rows
+
+
 def row_seeds(cfg: Mapping[str, Any], setting: str) -> list[int]:
     """The pretraining seeds of a Table 1 row: ``seeds.rows``' list for it, else ``seeds.pretrain``."""
     return [int(s) for s in (cfg["seeds"].get("rows") or {}).get(setting) or cfg["seeds"]["pretrain"]]
@@ -391,12 +431,13 @@ def finetune_seed(cfg: Mapping[str, Any]) -> int:
 
 
 def bilingual_models(cfg: Mapping[str, Any]) -> list[tuple[str, str, int]]:
-    """(setting, pair, seed) of every bilingual pretraining job: Table 1's settings x pairs x each
-    row's pretraining seeds (:func:`row_seeds`), then Figure 7's bilingual models that Table 1 does
-    not train (en-de; en-en_prime with analysis.prime_setting's parameter sharing), once, with the
-    first seed."""
+    """(setting, pair, seed) of every bilingual pretraining job: Table 1's settings x pairs (those
+    :func:`trains`) x each row's pretraining seeds (:func:`row_seeds`), then Figure 7's bilingual
+    models that Table 1 does not train (en-de; en-en_prime with analysis.prime_setting's parameter
+    sharing), once, with the first seed."""
     seeds = [int(x) for x in cfg["seeds"]["pretrain"]]
-    out = [(s, p, seed) for s in cfg["settings"] for p in cfg["pairs"] for seed in row_seeds(cfg, s)]
+    out = [(s, p, seed) for s in cfg["settings"] for p in cfg["pairs"] if trains(cfg, s, p)
+           for seed in row_seeds(cfg, s)]
     a = cfg["analysis"]
     for pair in figure7_pairs(cfg):
         setting = a["prime_setting"] if is_prime(pair) else a["bilingual_setting"]

@@ -1,4 +1,5 @@
-"""Safe, atomic, idempotent extraction of .zip / .tar / .tar.gz / .tgz / .tar.bz2 / .tar.xz archives.
+"""Safe, atomic, idempotent extraction of .zip / .tar / .tar.gz / .tgz / .tar.bz2 / .tar.xz archives,
+and of Debian packages (.deb: their ``data.tar.*`` member, the files the package installs).
 
 Every member is checked before anything is written: absolute names, ``..`` components, links whose
 target leaves the archive, and device/FIFO members are refused. Tar members are then extracted with
@@ -46,18 +47,23 @@ def _check_link(archive: Path, name: str, target: str, relative_to_member: bool)
         raise UnsafeArchiveError(f"{archive}: {kind} {name!r} -> {target!r} points outside the archive")
 
 
+AR_MAGIC = b"!<arch>\n"
+
+
 def archive_kind(archive: Path) -> str:
-    """'zip' or 'tar', from the name, falling back to the content (URLs like ``...?dl=1``)."""
+    """'zip', 'tar' or 'deb', from the name, falling back to the content (URLs like ``...?dl=1``)."""
     name = archive.name.lower()
     if name.endswith(".zip"):
         return "zip"
+    if name.endswith(".deb"):
+        return "deb"
     if re.search(r"\.(tar|tgz|tbz2?|txz)$|\.tar\.(gz|bz2|xz)$", name):
         return "tar"
     if zipfile.is_zipfile(archive):
         return "zip"
     if tarfile.is_tarfile(archive):
         return "tar"
-    raise ValueError(f"{archive}: not a zip or tar archive")
+    raise ValueError(f"{archive}: not a zip, tar or Debian (.deb) archive")
 
 
 def _extract_zip(archive: Path, out: Path) -> None:
@@ -72,20 +78,70 @@ def _extract_zip(archive: Path, out: Path) -> None:
 
 def _extract_tar(archive: Path, out: Path) -> None:
     with tarfile.open(archive, "r:*") as tf:
-        members = tf.getmembers()
-        for m in members:
-            _member_path(archive, m.name)
-            if m.issym():
-                _check_link(archive, m.name, m.linkname, True)
-            elif m.islnk():
-                _member_path(archive, m.linkname)
-                _check_link(archive, m.name, m.linkname, False)
-            elif not (m.isfile() or m.isdir()):
-                raise UnsafeArchiveError(f"{archive}: member {m.name!r} is a device or FIFO")
-        try:
-            tf.extractall(out, members=members, filter="data")
-        except tarfile.FilterError as e:
-            raise UnsafeArchiveError(f"{archive}: {e}") from e
+        _extract_members(archive, tf, out)
+
+
+def ar_members(archive: Path) -> dict[str, tuple[int, int]]:
+    """The members of an ``ar`` archive (a .deb's container): name -> (offset of its data, size).
+    The format is a magic line and a 60-byte header before each member (name, dates, owner, mode,
+    decimal size, "`\\n"), each member padded to an even offset. Written by hand: the standard
+    library has no ar reader, and this is all of the format a .deb uses."""
+    out = {}
+    with open(archive, "rb") as fh:
+        if fh.read(len(AR_MAGIC)) != AR_MAGIC:
+            raise ValueError(f"{archive}: not a Debian package (no ar archive header)")
+        while header := fh.read(60):
+            if len(header) < 60 or header[58:60] != b"`\n":
+                raise ValueError(f"{archive}: a cut or damaged ar member header at byte {fh.tell() - len(header)}")
+            name = header[:16].decode("ascii", "replace").strip().rstrip("/")
+            try:
+                size = int(header[48:58].decode("ascii").strip())
+            except ValueError:
+                raise ValueError(f"{archive}: member {name!r} has no size in its header") from None
+            out[name] = (fh.tell(), size)
+            fh.seek(size + size % 2, 1)
+    total = archive.stat().st_size
+    for name, (offset, size) in out.items():
+        if offset + size > total:
+            raise ValueError(f"{archive}: member {name!r} runs past the end of the file (cut short?)")
+    return out
+
+
+def _extract_deb(archive: Path, out: Path) -> None:
+    """A .deb's ``data.tar.{xz,gz,bz2}`` (what the package installs), checked as any tar archive."""
+    import io
+
+    members = ar_members(archive)
+    data = [n for n in members if n.startswith("data.tar")]
+    if len(data) != 1:
+        raise ValueError(f"{archive}: expected one data.tar.* member in the Debian package, found {data}")
+    offset, size = members[data[0]]
+    with open(archive, "rb") as fh:
+        fh.seek(offset)
+        payload = fh.read(size)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(payload), mode="r:*") as tf:
+            _extract_members(archive, tf, out)
+    except tarfile.ReadError as e:
+        raise ValueError(f"{archive}: its {data[0]} is not a readable tar archive ({e})") from e
+
+
+def _extract_members(archive: Path, tf: tarfile.TarFile, out: Path) -> None:
+    """Every member checked (paths, links, no devices), then extracted with the data filter."""
+    members = tf.getmembers()
+    for m in members:
+        _member_path(archive, m.name)
+        if m.issym():
+            _check_link(archive, m.name, m.linkname, True)
+        elif m.islnk():
+            _member_path(archive, m.linkname)
+            _check_link(archive, m.name, m.linkname, False)
+        elif not (m.isfile() or m.isdir()):
+            raise UnsafeArchiveError(f"{archive}: member {m.name!r} is a device or FIFO")
+    try:
+        tf.extractall(out, members=members, filter="data")
+    except tarfile.FilterError as e:
+        raise UnsafeArchiveError(f"{archive}: {e}") from e
 
 
 def _stamp(archive: Path) -> dict:
@@ -109,6 +165,6 @@ def safe_extract(archive: str | Path, dest_dir: str | Path) -> Path:
             pass
     kind = archive_kind(archive)
     with atomic_dir(dest_dir) as tmp:
-        (_extract_zip if kind == "zip" else _extract_tar)(archive, tmp)
+        {"zip": _extract_zip, "tar": _extract_tar, "deb": _extract_deb}[kind](archive, tmp)
         (tmp / MARKER).write_text(json.dumps(_stamp(archive)))
     return dest_dir

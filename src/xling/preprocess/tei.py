@@ -200,3 +200,20 @@ def extract_tei(paths: Sequence[str | Path], out: str | Path) -> dict:
                 words += len(unit.split())
             files.append({"file": str(path), "units": units, "words": words})
     return {"files": files, "units": sum(f["units"] for f in files), "words": sum(f["words"] for f in files)}
+
+
+def tei_sentences(paths: Sequence[str | Path], out: str | Path, lang: str, splitter: str) -> dict:
+    """The novels of ``paths`` as a corpus: each file's units (:func:`tei_units`) cut into one
+    sentence a line by ``splitter`` (xling.preprocess.sentences) for ``lang``, written atomically.
+    Returns the units, sentences and words of each file and in all, for the job's log."""
+    from xling.preprocess.sentences import split_units
+
+    files = []
+    with atomic_write(out) as fh:
+        for path in paths:
+            units = list(tei_units(path))  # one novel: a megabyte or so
+            sentences = list(split_units(units, lang, splitter))
+            fh.writelines(s + "\n" for s in sentences)
+            files.append({"file": str(path), "units": len(units), "sentences": len(sentences),
+                          "words": sum(len(s.split()) for s in sentences)})
+    return {"files": files, **{k: sum(f[k] for f in files) for k in ("units", "sentences", "words")}}

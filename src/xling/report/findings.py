@@ -435,16 +435,24 @@ def findings_csv(findings: Sequence[Finding]) -> str:
 def write_findings(table: Table1, separate: Mapping[str, Mapping], out_md, out_csv, retrieval: Mapping | None = None,
                    cka: Mapping | None = None, cka_order: Sequence[str] = (), words: Mapping | None = None,
                    transfer: Sequence[Mapping] = (), baseline: str = "default",
-                   note: str | None = None, language_twins: Mapping | None = None) -> list[Finding]:
+                   note: str | None = None, language_twins: Mapping | None = None,
+                   by_pair: Mapping[str, Table1] | None = None) -> list[Finding]:
     """findings.md and findings.csv from Table 1 (with its replicates) and, when given, the Section 5
     results: Figure 4's (``words``) and Figure 6's (``retrieval``) and Figure 7's (``cka``) JSON by
     pair, Figure 5's JSON records (``transfer``). ``language_twins``: ``{"rows_have": bool, "twins":
-    {row: twin}}`` (claim 12, :func:`language_embedding_findings`)."""
+    {row: twin}}`` (claim 12, :func:`language_embedding_findings`). ``by_pair``: Table 1 of each
+    pair alone; Table 1's claims are then judged on each pair's column, each named by its pair,
+    instead of on the scores averaged over the pairs."""
+    from dataclasses import replace
+
     from xling.io import atomic_write
 
-    found = table1_findings(table, separate, baseline)
-    if language_twins:
-        found += language_embedding_findings(table, language_twins["twins"], bool(language_twins["rows_have"]))
+    found: list[Finding] = []
+    for pair, t in (by_pair or {"": table}).items():
+        mine = table1_findings(t, separate, baseline)
+        if language_twins:
+            mine += language_embedding_findings(t, language_twins["twins"], bool(language_twins["rows_have"]))
+        found += [replace(f, claim=f"{pair}: {f.claim}") if pair else f for f in mine]
     if words:
         found += word_findings(words)
     if transfer:
