@@ -61,8 +61,8 @@ def test_probe_tabulates_the_mean_and_spread_over_pretraining_seeds(tmp_path):
         # each job's CPU time from its Snakemake benchmark file: a pretraining job, two grid jobs
         bench = tmp_path / "benchmarks" / "probe_a"
         for path, cpu in ((bench / "pretrain" / "default" / "en-fr" / f"seed{seed}.tsv", 240.0 * seed),
-                          *((bench / "finetune" / "default" / "en-fr" / f"seed{seed}" / task / "grid_bs32" / "seed1.tsv",
-                             30.0) for task in ("ner", "xnli"))):
+                          *((bench / "finetune" / "default" / "en-fr" / f"seed{seed}" / task / "grid_bs32"
+                             / "seed1.tsv", 30.0) for task in ("ner", "xnli"))):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"s\th:m:s\tcpu_time\n999.0\t0:16:39\t{cpu}\n", encoding="utf-8")
     row = probe_regime.collect(probe, "a", results=tmp_path, benchmarks=tmp_path / "benchmarks")
