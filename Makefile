@@ -21,7 +21,7 @@ endif
 # wheelhouse: PY names the target Python's version (`make wheelhouse PY=3.12`); default the venv's
 WHEELHOUSE_PY = $(if $(findstring /,$(PY)),,--python $(PY))
 
-.PHONY: venv demo demo-full demo-liu bundle report-from-bundle check-bundle targets refit test test-fast test-shuffled test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
+.PHONY: venv demo demo-full demo-real demo-liu bundle report-from-bundle check-bundle targets refit test test-fast test-shuffled test-gpu gpu-check lint slurm-test dry-run clean-demo wheelhouse
 
 venv:
 	@bash scripts/bootstrap.sh
@@ -35,6 +35,14 @@ demo: venv
 demo-full: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(CONFIG) $(GPU_ARGS) \
 		--cores $(CORES) all
+
+# The paper's central ablation on real languages (config/real.yaml; docs/real.md): its offline mirror
+# filled from SHARED_DATA's byte-identical copies (ELTeC, UD, Tatoeba) and from deb.debian.org
+# (FreeDict's Debian packages), then the whole run; the same command resumes it
+SHARED_DATA ?= ../shared/data
+demo-real: venv
+	$(PY) -m xling.download.mirror --configfile config/real.yaml --from $(SHARED_DATA) --fetch deb.debian.org
+	$(SNAKEMAKE) --profile profiles/local --configfile config/real.yaml $(CONFIG) $(GPU_ARGS) --cores $(CORES) all
 
 # Liu et al. 2020 on the testbed (its own target; reuses the demo's corpus when `make demo` ran)
 demo-liu: venv

@@ -42,9 +42,14 @@ class MirrorReport:
     missing: dict[str, str] = field(default_factory=dict)  # id -> why it is not in the mirror
 
     def summary(self) -> str:
+        """Counts, then the ids not in the mirror grouped by why (a dry run of the target says
+        whether any of them is needed)."""
         out = [f"{len(self.kept)} kept, {len(self.linked)} linked from local copies, {len(self.fetched)} fetched, "
                f"{len(self.missing)} not in the mirror"]
-        out += [f"  {rid}: {why}" for rid, why in sorted(self.missing.items())]
+        by_reason: dict[str, list[str]] = {}
+        for rid, why in sorted(self.missing.items()):
+            by_reason.setdefault(why.split(": ", 1)[-1] if why.startswith("no local copy") else why, []).append(rid)
+        out += [f"  {why}: {', '.join(ids)}" for why, ids in by_reason.items()]
         return "\n".join(out)
 
 
