@@ -123,3 +123,41 @@ def test_a_dictionary_that_is_not_gzip_is_refused(tmp_path):
         read_dictd(index, dictionary)
     assert (err.value.path, err.value.line) == (str(dictionary), None)
     assert "a dictzip (gzip) file" in str(err.value)
+
+
+def _package(root: Path, *names: str) -> Path:
+    """FreeDict's dictionaries laid out as their Debian package extracts (usr/share/dictd/)."""
+    dictd = root / "usr" / "share" / "dictd"
+    dictd.mkdir(parents=True)
+    for name in names:
+        for suffix in (".index", ".dict.dz"):
+            shutil.copyfile(FREEDICT / f"freedict-{name}{suffix}", dictd / f"freedict-{name}{suffix}")
+    return root
+
+
+@needs(FREEDICT)
+def test_code_switching_dictionaries_merge_both_freedict_directions(tmp_path):
+    """Extra anchors with FreeDict (codeswitch.dictionary: freedict): eng-fra and fra-eng merged into
+    one weighted en-fr dictionary and its reverse; a pair only one direction lists is there; without
+    a reverse dictionary the forward one alone; a package without one .index and one .dict.dz is an
+    error naming it."""
+    from xling.codeswitch import build_dictionary
+    from xling.codeswitch.dictd import dictd_files
+    from xling.codeswitch.dictionary import read_dict
+
+    fwd_dir, rev_dir = _package(tmp_path / "eng-fra", "eng-fra"), _package(tmp_path / "fra-eng", "fra-eng")
+    eng_fra = read_dictd(*dictd_files(fwd_dir))
+    fra_eng = read_dictd(*dictd_files(rev_dir))
+    info = build_dictionary("freedict", fwd_dir, "en", "fr", tmp_path / "en-fr.tsv", tmp_path / "fr-en.tsv",
+                            reverse=rev_dir)
+    fwd, rev = read_dict(tmp_path / "en-fr.tsv"), read_dict(tmp_path / "fr-en.tsv")
+    only_reverse = next((b, a) for (a, b) in fra_eng if (b, a) not in eng_fra and " " not in a + b)
+    both = next(p for p in eng_fra if (p[1], p[0]) in fra_eng and " " not in p[0] + p[1])
+    assert only_reverse in fwd and (only_reverse[1], only_reverse[0]) in rev
+    assert fwd[both] == eng_fra[both] + fra_eng[(both[1], both[0])]  # each direction's senses add up
+    assert info["pairs"] == len(fwd) >= len(eng_fra)
+    build_dictionary("freedict", fwd_dir, "en", "fr", tmp_path / "alone.tsv", tmp_path / "alone_rev.tsv")
+    assert only_reverse not in read_dict(tmp_path / "alone.tsv")
+    _package(tmp_path / "two", "eng-fra", "eng-rus")
+    with pytest.raises(InputError, match=r"two: expected one dictd dictionary \(one \*\.index file\)"):
+        dictd_files(tmp_path / "two")

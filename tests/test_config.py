@@ -404,8 +404,11 @@ def test_a_pair_may_train_some_rows_only():
     assert sorted(s for s, p, _ in models if p == "en-ru") == sorted(central)
     assert len([m for m in models if m[1] == "en-fr"]) == 10
     assert xcfg.trains(cfg, "extra_anchors", "en-fr") and not xcfg.trains(cfg, "extra_anchors", "en-zh")
-    assert "config key 'pair_rows.en-de': not one of the pairs" in broken(
-        lambda c: c.update(pair_rows={"en-de": central}))
+    assert "config key 'pair_rows.en-xx': not a pair of the config's languages" in broken(
+        lambda c: c.update(pair_rows={"en-xx": central}))
+    narrowed = xcfg.merge(copy.deepcopy(cfg), {"pairs": ["en-fr"]})  # an overlay that trains en-fr only
+    xcfg.validate(narrowed)
+    assert not [m for m in xcfg.bilingual_models(narrowed) if m[0] == "no_anchors" and m[1] != "en-fr"]
     assert "config key 'pair_rows.en-ru': no such Table 1 row 'sep_emb_l1_9'" in broken(
         lambda c: c.update(pair_rows={"en-ru": ["default", "sep_emb_l1_9"]}))
     assert "config key 'pair_rows.en-ru': must train 'default'" in broken(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pytest
 
@@ -127,3 +128,23 @@ def test_paired_newcombe_from_its_parts_and_coverage():
 def wilson_parts(successes: int, trials: int) -> tuple[float, float, float]:
     iv = wilson_interval(successes, trials)
     return iv.estimate, iv.low, iv.high
+
+
+def test_how_many_seeds_a_contrast_needs():
+    """contrast_half_width is contrast_interval's half-width for groups of those spreads (checked on
+    groups built to have them exactly); seeds_for_half_width the fewest seeds that reach a target."""
+    from xling.metrics.intervals import contrast_half_width, contrast_interval, seeds_for_half_width
+
+    def group(sd: float, n: int) -> list[float]:  # n values of sample standard deviation sd
+        base = [(-1.0) ** i for i in range(n)] if n % 2 == 0 else [(-1.0) ** i for i in range(n - 1)] + [0.0]
+        s = statistics.stdev(base)
+        return [sd * b / s for b in base]
+
+    sds, weights = (30.0, 5.0, 8.0), (1.0, -0.5, -0.5)  # claim 3: No anchors minus the midpoint
+    for n in (3, 5, 15):
+        iv = contrast_interval([group(s, n) for s in sds], weights)
+        assert contrast_half_width(sds, weights, n) == pytest.approx(iv.half_width)
+    n = seeds_for_half_width(sds, weights, 10.0, least=5)
+    assert contrast_half_width(sds, weights, n) <= 10.0 < contrast_half_width(sds, weights, n - 1)
+    assert seeds_for_half_width((1.0, 1.0, 1.0), weights, 10.0, least=5) == 5  # at least the floor
+    assert seeds_for_half_width(sds, weights, 0.1, most=50) is None

@@ -132,3 +132,28 @@ def paired_newcombe_interval(both: int, first_only: int, second_only: int, neith
     low = d - math.sqrt(max((p1 - low1) ** 2 - 2 * phi * (p1 - low1) * (high2 - p2) + (high2 - p2) ** 2, 0.0))
     high = d + math.sqrt(max((p2 - low2) ** 2 - 2 * phi * (p2 - low2) * (high1 - p1) + (high1 - p1) ** 2, 0.0))
     return Interval(d, low, high, n)
+
+
+def contrast_half_width(sds: Sequence[float], weights: Sequence[float], n: int, level: float = LEVEL) -> float:
+    """The half-width :func:`contrast_interval` would give the contrast ``sum_i weights[i] *
+    mean(group_i)`` with ``n`` values in each group, were each group's standard deviation
+    ``sds[i]``: Welch's variance and Satterthwaite's degrees of freedom at those spreads."""
+    if len(sds) != len(weights) or n < 2:
+        raise ValueError("one standard deviation per weight, and at least two values a group")
+    v = [w * w * s * s / n for s, w in zip(sds, weights) if w != 0]
+    total = sum(v)
+    if total == 0:
+        return 0.0
+    df = total ** 2 / sum(vi * vi / (n - 1) for vi in v)
+    return _ppf("t", 0.5 + level / 2, df) * math.sqrt(total)
+
+
+def seeds_for_half_width(sds: Sequence[float], weights: Sequence[float], target: float, least: int = 2,
+                         most: int = 200, level: float = LEVEL) -> int | None:
+    """The fewest values a group (at least ``least``) for which the contrast's interval is at most
+    ``±target`` if the groups' spreads are ``sds`` (a pilot's: how many seeds a row needs); None when
+    even ``most`` do not narrow it that far."""
+    for n in range(max(2, least), most + 1):
+        if contrast_half_width(sds, weights, n, level) <= target:
+            return n
+    return None
