@@ -12,21 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.slice import FIGURE_TARGETS, SLICE_TARGETS, snakemake
+from support.slice import FIGURE_TARGETS, SLICE_TARGETS, job_counts, snakemake
 from xling.config import REPO
 from xling.report import rebuild
 from xling.report.bundle import check_bundle
-
-
-def job_counts(output: str) -> dict[str, int]:
-    table = output.split("Job stats:", 1)[1]
-    counts = {}
-    for line in table.splitlines()[3:]:
-        m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
-        if not m:
-            break
-        counts[m.group(1)] = int(m.group(2))
-    return counts
 
 
 @pytest.fixture

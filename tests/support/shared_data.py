@@ -11,6 +11,11 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
 ELTEC = SHARED / "eltec"
 FREEDICT = SHARED / "freedict"
+UD = SHARED / "ud-2.3"
+TATOEBA = SHARED / "tatoeba-v1"
+# the UD PUD treebanks: the same 1,000 sentences in each language
+PUD = {lang: UD / f"UD_{name}-PUD" / f"{lang}_pud-ud-test.conllu"
+       for lang, name in (("en", "English"), ("fr", "French"), ("de", "German"), ("ru", "Russian"))}
 
 
 def needs(*folders: Path):

@@ -12,6 +12,7 @@ the session that no test changed the shared run after all.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,18 @@ def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.Compl
     cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     # no PYTHONPATH: the workflow puts the checkout's src/ on the path itself (workflow/scripts/_setup.py)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """Rule -> jobs, from the "Job stats" table of a dry run's output."""
+    table = output.split("Job stats:", 1)[1]
+    counts = {}
+    for line in table.splitlines()[3:]:
+        m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not m:
+            break
+        counts[m.group(1)] = int(m.group(2))
+    return counts
 
 
 # The demo on the tiny testbed, reduced to what one (setting, pair, task) job needs

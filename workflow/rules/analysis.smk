@@ -1,16 +1,35 @@
 # Section 5 analyses of the monolingual models (paper 5.1.1, 5.1.3 and 5.2): Figure 4 (MUSE word
 # translation with aligned word vectors, beside fastText), Figure 6 (Tatoeba retrieval
-# after Procrustes alignment learnt on XNLI-15way rows) and Figure 7 (linear CKA of parallel
+# after Procrustes alignment learnt on parallel rows) and Figure 7 (linear CKA of parallel
 # sentence representations: monolingual, bilingual and random encoders). One job per pair; and
-# the shared-space curve of the bilingual models (not in the paper).
-# Results: R/analysis/{words,retrieval,cka,shared_space}/...; figures by report.smk.
+# the shared-space curve of the bilingual models (not in the paper). The parallel rows are
+# XNLI-15way's, or the UD PUD treebanks' (analysis.parallel: pud, rule pud_rows); Figure 4's
+# dictionaries MUSE's, or FreeDict's (analysis.words.dictionary: freedict, rule freedict_split),
+# and its fastText vectors wiki.xx.vec, or trained on the run's corpus (analysis.words.fasttext:
+# corpus, rule fasttext_vectors).
+# Results: R/analysis/{parallel,words,retrieval,cka,shared_space}/...; figures by report.smk.
+
+from snakemake.logging import logger
 
 AN = config["analysis"]
 AN_TARGETS = xcfg.analysis_targets(config)  # e.g. en_prime, fr, de, ru, zh
-AN_RETRIEVAL = [t for t in AN_TARGETS if not xcfg.is_prime(t)]  # Tatoeba has no en' side
+AN_RETRIEVAL = xcfg.retrieval_targets(config)  # Tatoeba has no en' side
 SRC_AND_RETRIEVAL = [SRC, *AN_RETRIEVAL] if AN_RETRIEVAL else []  # the languages with Figure 4 vectors
 EN_PRIME_SOURCE = xcfg.en_prime_source(config)  # download | backtranslation | None
 EN_PRIME_TEXT = f"{R}/analysis/en_prime/xnli.15way.{xcfg.prime(SRC)}.txt"
+# Section 5's parallel rows, in XNLI-15way's format: its download, or PUD's rows (rule pud_rows)
+PARALLEL_ROWS = f"{R}/analysis/parallel/pud.tsv" if AN["parallel"] == "pud" else downloaded("xnli_15way")
+# Figure 4's pairs: a target without a FreeDict dictionary (analysis.words.dictionary: freedict)
+# is left out, as NER targets without their licensed corpus are
+WORDS = AN["words"]
+AN_WORDS = xcfg.figure4_targets(config)
+for _lang, _why in xcfg.figure4_unavailable(config).items():
+    logger.warning(f"Figure 4 {SRC}-{_lang} is left out of this run: {_why}")
+FREEDICT_SPLIT = {
+    "train": f"{R}/analysis/words/freedict/{SRC}-{{target}}.train.txt",
+    "test": f"{R}/analysis/words/freedict/{SRC}-{{target}}.test.txt",
+}
+FASTTEXT_VEC = f"{R}/analysis/words/{{lang}}/fasttext.vec"
 
 
 def bilingual_pair(target):
@@ -55,14 +74,32 @@ def word_vector_files(lang):
     return {k: f"{R}/analysis/words/{lang}/{v}" for k, v in names.items()}
 
 
+def fasttext_vectors(lang):
+    """Figure 4's baseline vectors of a language: fastText's wiki.xx.vec, or with
+    analysis.words.fasttext: corpus, trained on the run's own corpus (rule fasttext_vectors)."""
+    if WORDS["fasttext"] == "corpus":
+        return FASTTEXT_VEC.format(lang=lang)
+    return downloaded(f"fasttext_{lang}")
+
+
+def word_dictionaries(target):
+    """Figure 4's train and test dictionaries of en-<target>: MUSE's downloads, or with
+    analysis.words.dictionary: freedict, FreeDict's split (rule freedict_split)."""
+    if WORDS["dictionary"] == "freedict":
+        return {f"muse_{k}": v.format(target=target) for k, v in FREEDICT_SPLIT.items()}
+    return {
+        "muse_train": downloaded(f"muse_{SRC}_{target}_train"),
+        "muse_test": downloaded(f"muse_{SRC}_{target}_test"),
+    }
+
+
 def word_alignment_inputs(w):
-    """Both languages' word vectors, fastText's and the MUSE dictionaries of one Figure 4 pair."""
+    """Both languages' word vectors, fastText's and the MUSE-format dictionaries of one Figure 4 pair."""
     langs = (SRC, w.target)
     return {
         **{f"{lang}_{k}": v for lang in langs for k, v in word_vector_files(lang).items()},
-        **{f"fasttext_{lang}": downloaded(f"fasttext_{lang}") for lang in langs},
-        "muse_train": downloaded(f"muse_{SRC}_{w.target}_train"),
-        "muse_test": downloaded(f"muse_{SRC}_{w.target}_test"),
+        **{f"fasttext_{lang}": fasttext_vectors(lang) for lang in langs},
+        **word_dictionaries(w.target),
     }
 
 
@@ -123,6 +160,77 @@ if EN_PRIME_SOURCE == "backtranslation":
             "../scripts/backtranslate.py"
 
 
+if AN["parallel"] == "pud":
+
+    rule pud_rows:
+        """Section 5's parallel rows from the UD PUD treebanks: the same sentences in each language,
+        aligned by sent_id in the source language's order, written in XNLI-15way's format."""
+        input:
+            **{f"pud_{lang}": downloaded(AN["pud"][lang]) for lang in xcfg.parallel_languages(config)},
+        output:
+            rows=PARALLEL_ROWS,
+        log:
+            f"{LOGS}/analysis/pud_rows.log",
+        conda:
+            "../../envs/corpus.yaml"
+        threads: 1
+        resources:
+            **res_single("analysis"),
+        script:
+            "../scripts/pud_rows.py"
+
+
+if WORDS["dictionary"] == "freedict":
+
+    rule freedict_split:
+        """Figure 4's train and test dictionaries of one pair: a seeded split of the headwords of
+        the FreeDict dictionary codeswitch.freedict names for it, in MUSE's format."""
+        input:
+            dictd=lambda w: downloaded(config["codeswitch"]["freedict"][f"{SRC}-{w.target}"]),
+        output:
+            **FREEDICT_SPLIT,
+        log:
+            f"{LOGS}/analysis/words/freedict/{SRC}-{{target}}.log",
+        wildcard_constraints:
+            target="|".join(AN_WORDS) or "NONE",
+        conda:
+            "../../envs/corpus.yaml"
+        threads: 1
+        resources:
+            **res_single("analysis"),
+        params:
+            train_words=WORDS["freedict_train"],
+            test_words=WORDS["freedict_test"],
+            seed=WORDS["freedict_seed"],
+        script:
+            "../scripts/freedict_split.py"
+
+
+if WORDS["fasttext"] == "corpus":
+
+    rule fasttext_vectors:
+        """Figure 4's baseline vectors of one language: fastText skip-gram trained on its
+        preprocessed training text, the text its monolingual MLM reads."""
+        input:
+            text=corpus("{lang}", "wiki", "train"),
+        output:
+            vec=FASTTEXT_VEC,
+        log:
+            f"{LOGS}/analysis/words/{{lang}}.fasttext.log",
+        wildcard_constraints:
+            lang="|".join([SRC, *AN_WORDS]) if AN_WORDS else "NONE",
+        conda:
+            "../../envs/corpus.yaml"
+        # one thread: fastText's threads race, and the vectors would differ from run to run
+        threads: 1
+        resources:
+            **res_single("analysis"),
+        params:
+            fasttext=WORDS["fasttext_train"],
+        script:
+            "../scripts/fasttext_vectors.py"
+
+
 rule word_vectors:
     """Figure 4's word vectors of one monolingual model: the embedding rows of its whole-word BPE
     entries, and per layer its contextual vectors averaged over its training text."""
@@ -151,8 +259,8 @@ rule word_vectors:
 
 
 rule analysis_words:
-    """Figure 4 for one pair: MUSE word translation after aligning the two models' word vectors
-    (and fastText's on the same words)."""
+    """Figure 4 for one pair: word translation on MUSE's (or FreeDict's) dictionaries after aligning
+    the two models' word vectors (and fastText's on the same words)."""
     input:
         unpack(word_alignment_inputs),
     output:
@@ -160,7 +268,7 @@ rule analysis_words:
     log:
         f"{LOGS}/analysis/words/{SRC}-{{target}}.log",
     wildcard_constraints:
-        target="|".join(AN_RETRIEVAL) or "NONE",
+        target="|".join(AN_WORDS) or "NONE",
     conda:
         "../../envs/fairseq.yaml"
     threads: threads_of("analysis")
@@ -178,7 +286,7 @@ rule analysis_words:
 rule analysis_retrieval:
     input:
         unpack(retrieval_inputs),
-        way15=downloaded("xnli_15way"),
+        way15=PARALLEL_ROWS,
         tatoeba_x=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[0]),
         tatoeba_en=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[1]),
     output:
@@ -208,7 +316,7 @@ rule analysis_retrieval:
 rule analysis_cka:
     input:
         unpack(cka_inputs),
-        way15=downloaded("xnli_15way"),
+        way15=PARALLEL_ROWS,
     output:
         result=f"{R}/analysis/cka/{SRC}-{{target}}.json",
     log:
@@ -237,7 +345,7 @@ rule shared_space:
     """Retrieval between the two languages of one bilingual model at each kept checkpoint."""
     input:
         unpack(shared_space_inputs),
-        way15=downloaded("xnli_15way"),
+        way15=PARALLEL_ROWS,
     output:
         result=f"{R}/analysis/shared_space/{{setting}}/{{pair}}/seed{{pseed}}.json",
     log:

@@ -52,10 +52,10 @@ EXTERNAL_CONSTRAINTS = {
 
 rule external_retrieval:
     """Figure 6 for one row and language: the target read by its model, mapped onto the source's
-    on XNLI-15way rows, retrieving Tatoeba translations."""
+    on the parallel rows (XNLI-15way's or PUD's), retrieving Tatoeba translations."""
     input:
         unpack(external_inputs),
-        way15=downloaded("xnli_15way"),
+        way15=PARALLEL_ROWS,
         tatoeba_x=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[0]),
         tatoeba_en=lambda w: downloaded(xcfg.tatoeba_ids(w.target)[1]),
     output:
@@ -83,12 +83,12 @@ rule external_retrieval:
 
 
 rule external_cka:
-    """Figure 7 for one row and language: linear CKA per layer of parallel XNLI-15way sentences
+    """Figure 7 for one row and language: linear CKA per layer of parallel sentences
     under the row's models (a monolingual pair, or one multilingual model read as both
     languages), beside the target side read by an untrained model of the same architecture."""
     input:
         unpack(external_inputs),
-        way15=downloaded("xnli_15way"),
+        way15=PARALLEL_ROWS,
     output:
         result=f"{R}/analysis/external/{{row}}/cka/{SRC}-{{target}}.json",
     log:

@@ -30,7 +30,7 @@ def table1_params():
 def section5_results():
     """The Section 5 result files the report reads (Figures 4-8)."""
     return {
-        "words": [f"{R}/analysis/words/{SRC}-{t}.json" for t in AN_RETRIEVAL],
+        "words": [f"{R}/analysis/words/{SRC}-{t}.json" for t in AN_WORDS],
         "transfer": figure5_results(),
         "retrieval": [f"{R}/analysis/retrieval/{SRC}-{t}.json" for t in AN_RETRIEVAL],
         "cka": [f"{R}/analysis/cka/{SRC}-{t}.json" for t in AN_TARGETS],

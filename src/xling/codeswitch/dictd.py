@@ -75,6 +75,19 @@ class IndexLine:
     line: int  # 1-based, for errors
 
 
+def find_dictd(root: str | Path) -> tuple[Path, Path]:
+    """``(index, dictionary)`` of the one dictd dictionary under an extracted download ``root``
+    (Debian's ``dict-freedict-*`` package: ``usr/share/dictd/<name>.index`` and ``.dict.dz``): one
+    ``*.index`` and one ``*.dict.dz``, else an error naming what was found."""
+    root = Path(root)
+    found = {suffix: sorted(p for p in root.rglob(f"*{suffix}") if p.is_file()) for suffix in (".index", ".dict.dz")}
+    for suffix, paths in found.items():
+        if len(paths) != 1:
+            raise InputError(root, None, f"exactly one dictd *{suffix} file under it",
+                             f"{len(paths)}: {', '.join(str(p.relative_to(root)) for p in paths) or 'none'}")
+    return found[".index"][0], found[".dict.dz"][0]
+
+
 def decode_b64(text: str) -> int:
     """A dictd base64 number (most significant digit first); ValueError for a bad digit."""
     if not text:

@@ -262,10 +262,14 @@ def _analysis_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     for rid in bt["model_files"] if bt is not None else []:
         if rid not in downloads:
             yield f"config key 'analysis.backtranslation.model_files': {rid!r} is not a key of downloads"
-    needed = ["xnli_15way"] if analysis_targets(cfg) else []
+    # Figure 5's links are of 15-way rows whatever analysis.parallel says
+    needed = ["xnli_15way"] if (a["parallel"] == "xnli_15way" and analysis_targets(cfg)) or figure5_pairs(cfg) else []
     needed += [rid for lang in analysis_targets(cfg) if not is_prime(lang) for rid in tatoeba_ids(lang)]
     yield from (f"config key 'downloads': the Section 5 analyses need an entry {rid!r}"
                 for rid in needed if rid not in downloads)
+    if a["parallel"] == "pud":
+        yield from _pud_problems(cfg)
+    yield from _figure4_problems(cfg)
     if figure5_pairs(cfg):
         too_deep = [i for i in a["transfer"]["layers"] if i > cfg["model"]["layers"]]
         if too_deep:
@@ -273,6 +277,46 @@ def _analysis_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
                    f"{cfg['model']['layers']} (layer 0 is the embeddings)")
         if "fast_align_src" not in downloads:
             yield "config key 'downloads': Figure 5's word alignment needs an entry 'fast_align_src'"
+
+
+# UD v2.3's Parallel Universal Dependencies: the same sentences in every language (sent_id n01001011 ...)
+PUD_SENTENCES = 1000
+
+
+def _pud_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
+    """analysis.parallel: pud: no row count above what PUD holds, no en′ (it paraphrases 15-way
+    rows), and a PUD download for every language Section 5 reads."""
+    a, downloads = cfg["analysis"], cfg["downloads"]
+    for key, rows in (("align_sentences", a["align_sentences"]), ("cka_sentences", a["cka_sentences"]),
+                      ("shared_space.rows", a["shared_space"]["rows"])):
+        if rows > PUD_SENTENCES:
+            yield (f"config key 'analysis.{key}': {rows} rows, but analysis.parallel: pud has {PUD_SENTENCES} "
+                   f"parallel sentences (UD PUD); at most {PUD_SENTENCES}")
+    if en_prime_source(cfg) is not None:
+        yield ("config key 'analysis.parallel': pud has no en′ (analysis.en_paraphrase and "
+               "analysis.backtranslation paraphrase XNLI-15way rows); set both to null")
+    langs = parallel_languages(cfg)
+    for lang in langs:
+        rid = a["pud"].get(lang)
+        if rid is None:
+            yield (f"config key 'analysis.pud': no download id for {lang!r}; analysis.parallel: pud reads the "
+                   f"PUD treebank of every Section 5 language ({', '.join(langs)})")
+        elif rid not in downloads:
+            yield f"config key 'analysis.pud.{lang}': {rid!r} is not a key of downloads"
+
+
+def _figure4_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
+    """FreeDict's dictionaries are downloads; with analysis.words.dictionary: freedict, Figure 4
+    needs one pair at least (targets without a dictionary are left out: figure4_unavailable)."""
+    for direction, rid in cfg["codeswitch"]["freedict"].items():
+        if rid not in cfg["downloads"]:
+            yield f"config key 'codeswitch.freedict.{direction}': {rid!r} is not a key of downloads"
+    unavailable = figure4_unavailable(cfg)
+    if unavailable and not figure4_targets(cfg):
+        src = cfg["source_language"]
+        yield (f"config key 'codeswitch.freedict': analysis.words.dictionary: freedict, but no FreeDict "
+               f"dictionary from {src} to a Section 5 language ({', '.join(f'{src}-{t}' for t in unavailable)}); "
+               f"Figure 4 would have no pair")
 
 
 def separation_problems(separate: Mapping, layers: int, where: str = "separate") -> list[str]:
@@ -355,9 +399,10 @@ def data_language(name: str) -> str:
 
 
 def monolingual_models(cfg: Mapping[str, Any]) -> list[str]:
-    """Section 5's monolingual models: one per language plus en_prime (English, another seed)."""
+    """Section 5's monolingual models: one per language plus en_prime (English, another seed: the
+    model that reads en′ in Figure 7, so none without en′ sentences)."""
     models = list(cfg["monolingual"]["languages"])
-    if cfg["source_language"] in models:
+    if cfg["source_language"] in models and en_prime_source(cfg) is not None:
         models.append(prime(cfg["source_language"]))
     return models
 
@@ -497,6 +542,38 @@ def analysis_targets(cfg: Mapping[str, Any]) -> list[str]:
     if en_prime_source(cfg) is not None:
         out.insert(0, prime(src))
     return out
+
+
+def retrieval_targets(cfg: Mapping[str, Any]) -> list[str]:
+    """Figure 6's (and Figure 4's) languages: the analysis targets but en′, which Tatoeba has not."""
+    return [lang for lang in analysis_targets(cfg) if not is_prime(lang)]
+
+
+def parallel_languages(cfg: Mapping[str, Any]) -> list[str]:
+    """The languages whose parallel rows (analysis.parallel) Section 5 reads: the source language
+    and Figures 6-7's targets (en′ reads English), the shared-space models' and the external rows'."""
+    a, src = cfg["analysis"], cfg["source_language"]
+    langs = [src, *(data_language(t) for t in analysis_targets(cfg))]
+    langs += [lang for s in a["shared_space"]["settings"] if s in cfg["settings"] for p in cfg["pairs"]
+              for lang in pair_langs(p)]
+    langs += [t for _, t in external.jobs(cfg)]
+    return list(dict.fromkeys(langs))
+
+
+def figure4_unavailable(cfg: Mapping[str, Any]) -> dict[str, str]:
+    """Figure 4's targets left out of the run, and why: with analysis.words.dictionary: freedict,
+    those that codeswitch.freedict gives no dictionary from the source language."""
+    if cfg["analysis"]["words"]["dictionary"] != "freedict":
+        return {}
+    src, dictionaries = cfg["source_language"], cfg["codeswitch"]["freedict"]
+    return {t: f"codeswitch.freedict has no {src}-{t} dictionary (analysis.words.dictionary: freedict)"
+            for t in retrieval_targets(cfg) if f"{src}-{t}" not in dictionaries}
+
+
+def figure4_targets(cfg: Mapping[str, Any]) -> list[str]:
+    """The languages Figure 4 translates words into from the source language."""
+    unavailable = figure4_unavailable(cfg)
+    return [t for t in retrieval_targets(cfg) if t not in unavailable]
 
 
 # Paper codes -> the ISO 639-3 codes in Tatoeba file names (and in their download ids).

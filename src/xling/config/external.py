@@ -80,12 +80,15 @@ def jobs(cfg: Mapping) -> list[tuple[str, str]]:
 
 def problems(cfg: Mapping) -> Iterable[str]:
     """One line per problem of the section: a role's keys, the source language, the data a
-    language needs (XNLI-15way rows for both figures, Tatoeba for Figure 6: ``tatoeba_ids``), a
+    language needs (XNLI-15way rows for both figures unless analysis.parallel is pud, Tatoeba for
+    Figure 6: ``tatoeba_ids``), a
     directory that is missing or no encoder, a monolingual pair of models of different depths or
     widths (one map and one CKA per layer)."""
     from xling.config import tatoeba_ids
 
     src, downloads = cfg["source_language"], cfg["downloads"]
+    # with analysis.parallel: pud the rows are PUD's, checked with the other Section 5 languages'
+    way15 = cfg["analysis"]["parallel"] == "xnli_15way"
     for name, row in (cfg["analysis"].get("external_models") or {}).items():
         where = f"config key 'analysis.external_models.{name}'"
         if row["role"] == MONOLINGUAL and ("path" in row or "languages" in row or "models" not in row):
@@ -98,12 +101,12 @@ def problems(cfg: Mapping) -> Iterable[str]:
         where = f"config key 'analysis.external_models.{r.name}'"
         if src not in r.models:
             yield f"{where}: the source language {src!r} must be among its languages ({', '.join(r.models)})"
-        if "xnli_15way" not in downloads:
+        if way15 and "xnli_15way" not in downloads:
             yield f"{where}: Section 5 needs XNLI-15way rows; config key 'downloads' has no entry 'xnli_15way'"
         for lang in r.targets(src):
             missing = [f"Tatoeba {lang}-{src} (downloads {' and '.join(ids)})"
                        for ids in [[rid for rid in tatoeba_ids(lang) if rid not in downloads]] if ids]
-            if lang not in XNLI_15WAY:
+            if way15 and lang not in XNLI_15WAY:
                 missing.append(f"XNLI-15way column (its languages: {', '.join(XNLI_15WAY)})")
             if missing:
                 yield (f"config key '{r.language_key(lang)}': {lang!r} has no Section 5 data: no "

@@ -490,22 +490,20 @@ def generate(out_dir: Path, params: dict | None, seed: int, workers: int = 1) ->
 
 def fasttext_vec(sentences: list[list[str]], dim: int, epoch: int) -> bytes:
     """Skip-gram vectors trained by fastText itself on tokenised sentences, in the text format of
-    the paper's ``wiki.xx.vec`` (rows by decreasing frequency); trained by ``xling.testbed.fasttext``
-    in a process of its own (see there why), on one thread: the same bytes every run."""
-    import os
-    import subprocess
-    import sys
+    the paper's ``wiki.xx.vec`` (rows by decreasing frequency); trained by
+    ``xling.analysis.fasttext`` in a process of its own (see there why), on one thread: the same
+    bytes every run."""
     import tempfile
 
+    from xling.analysis.fasttext import FastTextSettings, train_vectors
+
+    # fastText's defaults but a small corpus' minCount 2 and a small hash table
+    settings = FastTextSettings(dim=dim, epochs=epoch, min_count=2, window=5, negatives=5, minn=3, maxn=6,
+                                bucket=100_000, lr=0.05)
     with tempfile.TemporaryDirectory() as tmp:
         text, out = Path(tmp) / "text.txt", Path(tmp) / "wiki.vec"
         text.write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
-        # glibc serves every allocation of 128 KiB or more from fresh, zero-filled pages
-        env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
-        res = subprocess.run([sys.executable, "-m", "xling.testbed.fasttext", str(text), str(out), str(dim), str(epoch)],
-                             capture_output=True, text=True, env=env)
-        if res.returncode != 0:
-            raise RuntimeError(f"fastText training failed (exit {res.returncode}):\n{res.stderr[-2000:]}")
+        train_vectors(text, out, settings)
         return out.read_bytes()
 
 
