@@ -142,12 +142,12 @@ def test_code_switching_dictionaries_merge_both_freedict_directions(tmp_path):
     a reverse dictionary the forward one alone; a package without one .index and one .dict.dz is an
     error naming it."""
     from xling.codeswitch import build_dictionary
-    from xling.codeswitch.dictd import dictd_files
+    from xling.codeswitch.dictd import find_dictd
     from xling.codeswitch.dictionary import read_dict
 
     fwd_dir, rev_dir = _package(tmp_path / "eng-fra", "eng-fra"), _package(tmp_path / "fra-eng", "fra-eng")
-    eng_fra = read_dictd(*dictd_files(fwd_dir))
-    fra_eng = read_dictd(*dictd_files(rev_dir))
+    eng_fra = read_dictd(*find_dictd(fwd_dir))
+    fra_eng = read_dictd(*find_dictd(rev_dir))
     info = build_dictionary("freedict", fwd_dir, "en", "fr", tmp_path / "en-fr.tsv", tmp_path / "fr-en.tsv",
                             reverse=rev_dir)
     fwd, rev = read_dict(tmp_path / "en-fr.tsv"), read_dict(tmp_path / "fr-en.tsv")
@@ -159,5 +159,5 @@ def test_code_switching_dictionaries_merge_both_freedict_directions(tmp_path):
     build_dictionary("freedict", fwd_dir, "en", "fr", tmp_path / "alone.tsv", tmp_path / "alone_rev.tsv")
     assert only_reverse not in read_dict(tmp_path / "alone.tsv")
     _package(tmp_path / "two", "eng-fra", "eng-rus")
-    with pytest.raises(InputError, match=r"two: expected one dictd dictionary \(one \*\.index file\)"):
-        dictd_files(tmp_path / "two")
+    with pytest.raises(InputError, match=r"two: expected exactly one dictd \*\.index file under it"):
+        find_dictd(tmp_path / "two")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from xling.codeswitch.dictd import dictd_files, read_dictd
+from xling.codeswitch.dictd import find_dictd, read_dictd
 from xling.codeswitch.dictionary import (
     BatchTokenizer,
     PairsIn,
@@ -40,8 +40,8 @@ def build_dictionary(kind: str, source: Path, src_lang: str, tgt_lang: str, out_
     elif kind == "muse":
         pairs = read_muse(source)
     elif kind == "freedict":
-        merged = read_dictd(*dictd_files(source))
-        for (a, b), w in (read_dictd(*dictd_files(reverse)) if reverse is not None else {}).items():
+        merged = read_dictd(*find_dictd(source))
+        for (a, b), w in (read_dictd(*find_dictd(reverse)) if reverse is not None else {}).items():
             merged[(b, a)] = merged.get((b, a), 0) + w
         pairs = merged
     else:

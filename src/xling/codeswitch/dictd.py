@@ -183,18 +183,6 @@ def parse_entry(text: str) -> tuple[str, list[str]]:
     return headword, translations
 
 
-def dictd_files(root: str | Path) -> tuple[Path, Path]:
-    """The ``.index`` and ``.dict.dz`` of the one dictd dictionary under ``root`` (an extracted
-    Debian package: usr/share/dictd/); none or several of either is an error naming ``root``."""
-    root = Path(root)
-    found = {suffix: sorted(root.rglob(f"*{suffix}")) for suffix in (".index", ".dict.dz")}
-    for suffix, paths in found.items():
-        if len(paths) != 1:
-            raise InputError(root, None, f"one dictd dictionary (one *{suffix} file) under it",
-                             f"{len(paths)}: {', '.join(p.name for p in paths)}" if paths else "none")
-    return found[".index"][0], found[".dict.dz"][0]
-
-
 def read_dictd(index: str | Path, dictionary: str | Path) -> Pairs:
     """A FreeDict dictionary as weighted pairs ``{(headword, translation): senses listing it}``,
     the shape of ``xling.codeswitch.dictionary``."""

@@ -216,9 +216,6 @@ def _source_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
             yield (f"config key 'preprocess.corpus_files.{lang}': no download entry {missing[0]!r} "
                    f"({len(missing)} of {len(ids)} ids missing from 'downloads')")
     cs = cfg["codeswitch"]
-    for direction, rid in cs["freedict"].items():
-        if rid not in downloads:
-            yield f"config key 'codeswitch.freedict.{direction}': no download entry {rid!r}"
     if cs["dictionary"] == "freedict":
         switched = {p for p in cfg["pairs"] for s, row in cfg["settings"].items()
                     if row["codeswitch"] and trains(cfg, s, p)}
