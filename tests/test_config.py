@@ -176,7 +176,8 @@ def test_defaults_are_filled_from_the_schema_in_one_place():
     assert cfg["pretrain"]["clip_norm"] == schema["pretrain"]["properties"]["clip_norm"]["default"] == 5.0
     assert cfg["codeswitch"]["max_phrase_words"] == 4 and cfg["preprocess"]["stanford_model"] == "pku"
     # a whole absent section, then its keys
-    assert cfg["taskdata"] == {"ud_splits": {"train": "train", "dev": "dev", "test": "test"}, "levow_dev_fraction": 0.1}
+    assert cfg["taskdata"] == {"ud_splits": {"train": "train", "dev": "dev", "test": "test"}, "levow_dev_fraction": 0.1,
+                               "ud_files": {}}
     # through a $ref (every rule family's resources)
     assert cfg["rule_resources"]["pretrain"]["nodes"] == 1
     given = xcfg.merge(copy.deepcopy(PAPER), {"pretrain": {"clip_norm": 1.5}})

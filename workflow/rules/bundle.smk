@@ -10,7 +10,7 @@
 
 def report_rule_names():
     """The rules of the report stage this config has (Wu et al.'s, then Liu et al.'s)."""
-    names = ["table1", "findings", "anchors_table", "compute_ledger"]
+    names = ["table1", *extra_table_rules(), "findings", "anchors_table", "compute_ledger"]
     names += ["analysis_report"] if AN_TARGETS else []
     names += ["shared_space_report"] if SHARED_MODELS else []
     if LIU_LANGS:

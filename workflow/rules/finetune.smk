@@ -17,14 +17,21 @@ def finetune_hp_ids(task):
 
 
 def finetune_task_files(w):
-    """English train/dev and the target's dev/test of the pair (English NER is CoNLL-2003 for Levow)."""
+    """English train/dev and the target's dev/test of the pair (English NER is CoNLL-2003 for Levow);
+    parsing's extra test sets of the target (tgt_extra_<name>) and of the source (src_extra_<name>)."""
     src_dir, tgt_dir = task_dirs(config, w.task, w.pair)
-    return {
+    files = {
         "train": task_file(w.task, src_dir, "train"),
         "en_dev": task_file(w.task, src_dir, "dev"),
         "tgt_dev": task_file(w.task, tgt_dir, "dev"),
         "tgt_test": task_file(w.task, tgt_dir, "test"),
     }
+    if w.task == "parsing":
+        for name, langs in UD_EXTRA.items():
+            for side, folder in (("tgt", tgt_dir), ("src", src_dir)):
+                if folder in langs:
+                    files[f"{side}_extra_{name}"] = task_file(w.task, folder, name)
+    return files
 
 
 def grid_hp_ids(task, batch_size):
@@ -62,15 +69,15 @@ def finetune_runs(task, pair):
     return not (task == "ner" and pair_langs(pair)[1] in NER_UNAVAILABLE)
 
 
-def finetune_cells(settings=None, pairs=None):
+def finetune_cells(settings=None, pairs=None, tasks=None):
     """(setting, pair, task, hp_id, pretraining seed, fine-tuning seed) of every fine-tuning job of
-    Table 1, or of the given rows and pairs only."""
+    Table 1, or of the given rows, pairs and tasks only."""
     return [
         (s, p, t, h, ps, fs)
         for s in settings or SETTINGS
         for p in pairs or PAIRS
         if xcfg.trains(config, s, p)
-        for t in TASKS
+        for t in tasks or TASKS
         if finetune_runs(t, p)
         for h in finetune_hp_ids(t)
         for ps in xcfg.row_seeds(config, s)
@@ -99,8 +106,8 @@ def finetune_result(s, p, t, h, ps, fs):
     return f"{R}/finetune/{s}/{p}/seed{ps}/{t}/{h}/seed{fs}/result.json"
 
 
-def finetune_results(settings=None, pairs=None):
-    return [finetune_result(*cell) for cell in finetune_cells(settings, pairs)]
+def finetune_results(settings=None, pairs=None, tasks=None):
+    return [finetune_result(*cell) for cell in finetune_cells(settings, pairs, tasks)]
 
 
 for _task in TASKS:

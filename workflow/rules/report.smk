@@ -196,6 +196,79 @@ rule anchors_table:
         "../scripts/bpe_anchors_table.py"
 
 
+# Table 1 on each extra parsing test set (finetune.parsing.extra_tests; none by default): the
+# same aggregation of the same fine-tuning jobs, the score their result.json records for the set
+# (xling.config.parsing.extra_tables), in R/report/table1_<table>.{md,csv}.
+EXTRA_TABLES = xcfg.parsing.extra_tables(config)
+
+
+def extra_table_params(table):
+    spec = EXTRA_TABLES[table]
+    sets = ", ".join(f"{lang}: {tb}" for lang, tb in spec["langs"].items())
+    if spec["columns"] is None:
+        about = (
+            f"UD parsing (LAS) of each pair's target language on its {spec['test']} test set ({sets}), "
+            f"scored by Table 1's fine-tuning jobs after training as they score the target's test set: "
+            f"the same models, selected on {SRC} dev as Table 1's (nothing is chosen on this set)."
+        )
+    else:
+        about = (
+            f"UD parsing (LAS) of {SRC}'s {spec['test']} test set ({sets}) by each pair's model (a column "
+            f"is a pair, not a target language): the source language on the same sentences, not "
+            f"zero-shot; selected on {SRC} dev as Table 1's."
+        )
+    return {
+        **table1_params(),
+        "tasks": ["parsing"],
+        "pairs": spec["pairs"],
+        "columns": spec["columns"],
+        "score": spec["score"],
+        "unavailable": {},
+        "title": f"Table 1 on the {spec['test']} test set" + ("" if spec["columns"] is None else f" of {SRC}"),
+        "about": about,
+    }
+
+
+for _table in EXTRA_TABLES:
+
+    rule:
+        name:
+            f"table1_extra_{_table}"
+        input:
+            results=finetune_results(pairs=EXTRA_TABLES[_table]["pairs"], tasks=["parsing"]),
+        output:
+            md=f"{R}/report/table1_{_table}.md",
+            csv=report(
+                f"{R}/report/table1_{_table}.csv",
+                category=TABLE1,
+                caption=caption("wu2020_table1_extra.rst"),
+            ),
+        log:
+            f"{LOGS}/report/table1_{_table}.log",
+        conda:
+            "../../envs/report.yaml"
+        threads: 1
+        resources:
+            **res_single("report"),
+        params:
+            table=extra_table_params(_table),
+        script:
+            "../scripts/table1_extra.py"
+
+
+def extra_table_rules():
+    """The rules of the extra test sets' tables (none by default)."""
+    return [f"table1_extra_{t}" for t in EXTRA_TABLES]
+
+
 def report_targets():
-    """Table 1, the findings, the anchor counts and the ledger (rule all)."""
-    return [*rules.table1.output, *rules.findings.output, *rules.anchors_table.output, *rules.compute_ledger.output]
+    """Table 1 (and its tables of extra test sets), the findings, the anchor counts and the ledger
+    (rule all)."""
+    extra = [f for name in extra_table_rules() for f in getattr(rules, name).output]
+    return [
+        *rules.table1.output,
+        *extra,
+        *rules.findings.output,
+        *rules.anchors_table.output,
+        *rules.compute_ledger.output,
+    ]

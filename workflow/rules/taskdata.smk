@@ -1,10 +1,14 @@
 # Task data: the downloaded raw files -> normalised task files (docs/ARCHITECTURE.md).
 # NER's English side depends on the pair: WikiAnn in ner/en, CoNLL-2003 (for Levow targets) in
 # ner/en_conll2003 (xling.taskdata.layout.task_dirs tells fine-tuning which to use). NER targets
-# whose licensed corpus is missing are left out, with instructions (NER_UNAVAILABLE).
+# whose licensed corpus is missing are left out, with instructions (NER_UNAVAILABLE). UD treebanks
+# come from the archive (downloads.ud) or from single-file downloads (taskdata.ud_files: a
+# language gets the splits its treebank lists); extra test sets (finetune.parsing.extra_tests) are
+# task files <lang>/<name>.conllu (xling.config.parsing).
 
 from snakemake.logging import logger
 
+from xling.config import parsing as ud_cfg
 from xling.download.licensed import unavailable_ner_targets
 from xling.taskdata.layout import ner_dataset, task_dirs
 
@@ -21,6 +25,9 @@ NER_TARGETS = [l for l in TARGETS if l not in NER_UNAVAILABLE]
 NER_WIKIANN = sorted({SRC} | {l for l in NER_TARGETS if ner_dataset(config, l) == "wikiann"})
 NER_LEVOW = sorted(l for l in NER_TARGETS if ner_dataset(config, l) == "levow")
 TASK_EXT = {"xnli": "tsv", "ner": "bio", "parsing": "conllu"}
+UD_ARCHIVE_LANGS = ud_cfg.archive_languages(config)
+UD_FILE_LANGS = ud_cfg.file_languages(config)
+UD_EXTRA = ud_cfg.extra_tests(config)  # name -> {lang: treebank}
 
 
 def task_file(task, folder, split):
@@ -45,8 +52,16 @@ def taskdata_targets():
         if NER_LEVOW:
             out += [task_file("ner", f"{SRC}_conll2003", s) for s in TD_SPLITS]
     if "parsing" in TASKS:
-        out += [task_file("parsing", l, s) for l in TASK_LANGS for s in TD_SPLITS]
+        out += [task_file("parsing", l, s) for l in TASK_LANGS for s in ud_cfg.task_splits(config, l)]
+        out += [task_file("parsing", l, name) for name, langs in UD_EXTRA.items() for l in langs]
     return out
+
+
+def ud_source(treebank, ud_split):
+    """The input a UD split is read from: its single downloaded file, or the extracted archive."""
+    if ud_cfg.from_files(config, treebank):
+        return {"conllu": downloaded(ud_cfg.split_download(config, treebank, ud_split))}
+    return {"ud": downloaded(ud_cfg.ARCHIVE)}
 
 
 rule taskdata_xnli:
@@ -133,22 +148,72 @@ if NER_LEVOW:
             "../scripts/taskdata_ner_levow.py"
 
 
-rule taskdata_parsing:
-    input:
-        ud=downloaded("ud"),
-    output:
-        [f"{R}/tasks/parsing/{{lang}}/{s}.conllu" for s in TD_SPLITS],
-    log:
-        f"{LOGS}/tasks/parsing_{{lang}}.log",
-    wildcard_constraints:
-        lang="|".join(config["finetune"]["parsing"]["treebanks"]),
-    conda:
-        "../../envs/corpus.yaml"
-    threads: 1
-    resources:
-        **res_single("download"),
-    params:
-        treebank=lambda wc: config["finetune"]["parsing"]["treebanks"][wc.lang],
-        splits=config["taskdata"]["ud_splits"],
-    script:
-        "../scripts/taskdata_parsing.py"
+if UD_ARCHIVE_LANGS:
+
+    rule taskdata_parsing:
+        input:
+            ud=downloaded("ud"),
+        output:
+            [f"{R}/tasks/parsing/{{lang}}/{s}.conllu" for s in TD_SPLITS],
+        log:
+            f"{LOGS}/tasks/parsing_{{lang}}.log",
+        wildcard_constraints:
+            lang="|".join(UD_ARCHIVE_LANGS),
+        conda:
+            "../../envs/corpus.yaml"
+        threads: 1
+        resources:
+            **res_single("download"),
+        params:
+            treebank=lambda wc: config["finetune"]["parsing"]["treebanks"][wc.lang],
+            splits=config["taskdata"]["ud_splits"],
+        script:
+            "../scripts/taskdata_parsing.py"
+
+
+if UD_FILE_LANGS:
+
+    rule taskdata_parsing_file:
+        input:
+            unpack(lambda wc: ud_source(ud_cfg.treebank(config, wc.lang), config["taskdata"]["ud_splits"][wc.split])),
+        output:
+            f"{R}/tasks/parsing/{{lang}}/{{split}}.conllu",
+        log:
+            f"{LOGS}/tasks/parsing_{{lang}}_{{split}}.log",
+        wildcard_constraints:
+            lang="|".join(UD_FILE_LANGS),
+            split="|".join(TD_SPLITS),
+        conda:
+            "../../envs/corpus.yaml"
+        threads: 1
+        resources:
+            **res_single("download"),
+        params:
+            treebank=lambda wc: ud_cfg.treebank(config, wc.lang),
+            ud_split=lambda wc: config["taskdata"]["ud_splits"][wc.split],
+        script:
+            "../scripts/taskdata_parsing_split.py"
+
+
+if UD_EXTRA:
+
+    rule taskdata_parsing_extra:
+        input:
+            unpack(lambda wc: ud_source(UD_EXTRA[wc.test][wc.lang], ud_cfg.EXTRA_SPLIT)),
+        output:
+            f"{R}/tasks/parsing/{{lang}}/{{test}}.conllu",
+        log:
+            f"{LOGS}/tasks/parsing_{{lang}}_{{test}}.log",
+        wildcard_constraints:
+            lang="|".join(sorted({l for langs in UD_EXTRA.values() for l in langs})),
+            test="|".join(UD_EXTRA),
+        conda:
+            "../../envs/corpus.yaml"
+        threads: 1
+        resources:
+            **res_single("download"),
+        params:
+            treebank=lambda wc: UD_EXTRA[wc.test][wc.lang],
+            ud_split=ud_cfg.EXTRA_SPLIT,
+        script:
+            "../scripts/taskdata_parsing_split.py"

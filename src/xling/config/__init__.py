@@ -4,8 +4,9 @@ The config is data (config/config.yaml, overridden by e.g. config/demo.yaml); th
 the schema's defaults (the one place they live), turns schema violations into one-line messages
 that name the key and the allowed values, and offers the derived views the rules need (grid cells,
 pair languages, job lists); Liu et al.'s section has its own module, ``xling.config.liu2020``, and
-so do the external models of Section 5, ``xling.config.external``. The stages read the config; the
-config imports none of them.
+so do the external models of Section 5, ``xling.config.external``, and UD parsing's sources and
+extra test sets, ``xling.config.parsing``. The stages read the config; the config imports none of
+them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Iterable, Mapping
 import jsonschema
 import yaml
 
-from xling.config import external, liu2020
+from xling.config import external, liu2020, parsing
 from xling.errors import ConfigError
 
 # The checkout the package runs from (tests, benchmarks and the documentation's commands use it).
@@ -162,6 +163,7 @@ def _cross_check(cfg: Mapping[str, Any]) -> Iterable[str]:
     yield from _analysis_problems(cfg)
     yield from liu2020.problems(cfg)
     yield from external.problems(cfg)
+    yield from parsing.problems(cfg)
 
 
 def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:

@@ -305,7 +305,9 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     ``load_encoder`` returns) trains as the grid's batched model, its weights left as they are;
     any other :class:`xling.model.encoder.Encoder`, or any with ``as_module``, trains one cell
     as a module, in place (what Liu et al.'s XNLI job and Figure 5 run; the reference the grid is
-    tested against). Either way its language-specific parameters are marked frozen (paper 3.2)."""
+    tested against). Either way its language-specific parameters are marked frozen (paper 3.2).
+    Extra test sets (``files.tgt_extra``, ``files.src_extra``) are scored with the target's test,
+    by the same best-epoch weights."""
     t_start = time.time()
     check_grid(jobs)
     job = jobs[0]
@@ -335,10 +337,9 @@ def finetune_grid(jobs: list[FinetuneJob], encoder, words_to_subwords: Callable[
     runs = train_cells(jobs, task, model, data, log)
     t3 = time.time()
     scores = [{"en_dev": s} for s in model.scores(data.items["en_dev"], job.src_lang)]
-    for split, lang in (("tgt_dev", job.tgt_lang), ("tgt_test", job.tgt_lang)):
-        if split in data.items:
-            for cell, s in zip(scores, model.scores(data.items[split], lang)):
-                cell[split] = s
+    for split, lang in data.scored(job):  # the target's dev and test, and any extra test sets, alike
+        for cell, s in zip(scores, model.scores(data.items[split], lang)):
+            cell[split] = s
     # the grid's times: its cells trained together
     timing = {"train_s": runs[0]["train_s"], "eval_s": runs[0]["eval_s"] + time.time() - t3,
               "total_s": time.time() - t_start}

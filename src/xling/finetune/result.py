@@ -1,5 +1,5 @@
-"""A fine-tuning cell's result.json: what the report reads (``en_dev``, ``tgt_test``) and how it
-was obtained."""
+"""A fine-tuning cell's result.json: what the report reads (``en_dev``, ``tgt_test``; the extra
+test sets' ``tgt_extra``/``src_extra``, name -> score) and how it was obtained."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from xling.finetune.examples import TaskData
+from xling.finetune.examples import EXTRA_SIDES, TaskData, extra_split
 from xling.finetune.job import FinetuneJob
 from xling.finetune.tasks import TaskAdapter
 from xling.io import atomic_write
@@ -19,8 +19,9 @@ def result_record(job: FinetuneJob, task: TaskAdapter, run: dict, scores: dict, 
                   device: torch.device) -> dict:
     """What a fine-tuning cell writes to result.json: ``run`` from training (best_epoch, history,
     epoch_size, steps, schedule), ``scores`` split -> the task's scores of the best epoch,
-    ``timing`` train_s, eval_s and total_s in seconds."""
-    return {
+    ``timing`` train_s, eval_s and total_s in seconds; ``tgt_extra``/``src_extra`` (name -> the
+    metric) only where ``scores`` has extra test sets."""
+    record = {
         "task": job.task,
         "metric": task.metric,
         "src_lang": job.src_lang,
@@ -45,6 +46,13 @@ def result_record(job: FinetuneJob, task: TaskAdapter, run: dict, scores: dict, 
         "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(device),
         "host": platform.node(),
     }
+    # extra test sets, by name, where the job has any (a record without them is as it always was)
+    for side in EXTRA_SIDES:
+        prefix = extra_split(side, "")
+        extra = {split.removeprefix(prefix): s[task.metric] for split, s in scores.items() if split.startswith(prefix)}
+        if extra:
+            record[side] = extra
+    return record
 
 
 def write_result(result: dict, checkpoint: Path, bpe: Path, meta: dict | None, out_json: Path) -> dict:

@@ -24,12 +24,24 @@ from xling.report.render import (
 
 def table1_from_results(results, settings: Sequence[str], labels: dict[str, str], pairs: Sequence[str],
                         tasks: Sequence[str], top_k: int = 2, baseline: str = "default", source: str = "en",
-                        unavailable: dict[str, dict[str, str]] | None = None):
+                        unavailable: dict[str, dict[str, str]] | None = None, score: str = "tgt_test",
+                        columns: Sequence[str] | None = None):
     """(cells, Table1) from a finetune directory or a list of result.json paths; ``unavailable``:
-    task -> target language -> why that column was not run."""
-    cells = collect_results(results)
+    task -> target language -> why that column was not run; ``score``: the result.json key the
+    table reports (Table 1's ``tgt_test``; an extra test set's ``tgt_extra.<name>``); ``columns``:
+    ``build_table1``'s."""
+    cells = collect_results(results, score)
     missing = {(task, lang): why for task, langs in (unavailable or {}).items() for lang, why in langs.items()}
-    return cells, build_table1(aggregate(cells, top_k), settings, labels, pairs, tasks, baseline, source, missing)
+    return cells, build_table1(aggregate(cells, top_k), settings, labels, pairs, tasks, baseline, source, missing,
+                               columns)
+
+
+def table1_header(note: str | None, source: str, top_k: int, baseline_label: str) -> str:
+    """The line Table 1 starts with: what the run is made of, and what a cell and Δ are."""
+    return (note + " " if note else "") + (
+        f"Zero-shot transfer from {source}; each cell is the mean target-language score of the best "
+        f"{top_k} hyperparameter settings by {source} dev; Δ = average over the languages minus "
+        f"{baseline_label}'s.")
 
 
 def build_report(
@@ -51,10 +63,7 @@ def build_report(
     target language -> why that column was not run (shown in its cells). Returns the Table1 numbers."""
     out_dir = Path(out_dir)
     cells, table = table1_from_results(results, settings, labels, pairs, tasks, top_k, baseline, source, unavailable)
-    header = (note + " " if note else "") + (
-        f"Zero-shot transfer from {source}; each cell is the mean target-language score of the best "
-        f"{top_k} hyperparameter settings by {source} dev; Δ = average over the languages minus "
-        f"{labels.get(baseline, baseline)}'s.")
+    header = table1_header(note, source, top_k, labels.get(baseline, baseline))
     rows = comparison_rows(table, published_table1())
     outputs = {
         "table1.md": table1_markdown(table, header),
@@ -84,4 +93,21 @@ def build_part(results, out_md: Path, out_csv: Path, title: str, note: str | Non
         fh.write(text)
     with atomic_write(out_csv) as fh:
         fh.write(comparison_csv(rows))
+    return {"cells": len(cells), "table": t}
+
+
+def build_extra_table(results, out_md: Path, out_csv: Path, title: str, score: str, about: str,
+                      note: str | None = None, **table) -> dict:
+    """Table 1 again, on another test set: the record's ``score`` (an extra test set's
+    ``tgt_extra.<name>``, or the source language's ``src_extra.<name>``) instead of ``tgt_test``, with
+    Table 1's selection (English dev), replicates, intervals and Δ. ``out_md``: ``title``, the
+    header, ``about`` (what the set is) and the table; ``out_csv``: Table 1's CSV columns;
+    ``table``: ``table1_from_results``' arguments (``columns`` included) but ``score``."""
+    cells, t = table1_from_results(results, score=score, **table)
+    top_k, source, baseline = table.get("top_k", 2), table.get("source", "en"), table.get("baseline", "default")
+    header = table1_header(note, source, top_k, t.labels.get(baseline, baseline))
+    with atomic_write(out_md) as fh:
+        fh.write(f"# {title}\n\n{about}\n\n" + table1_markdown(t, header))
+    with atomic_write(out_csv) as fh:
+        fh.write(table1_csv(t))
     return {"cells": len(cells), "table": t}

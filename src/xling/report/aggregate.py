@@ -58,7 +58,7 @@ def aggregate(cells: Iterable[Cell], top_k: int) -> dict[tuple[str, str, str], A
         values = {}
         for seeds, group in by_seeds.items():
             group = sorted(group, key=lambda c: c.hp_id)  # deterministic tie order
-            value = top_k_mean([(c.en_dev, c.tgt_test) for c in group], top_k)
+            value = top_k_mean([(c.en_dev, c.score) for c in group], top_k)
             assert value is not None  # a group is made by its first cell
             values[seeds] = value
         reps = replicate_values(values)
@@ -76,7 +76,7 @@ class Table1:
     settings: list[str]
     labels: dict[str, str]
     tasks: list[str]
-    targets: list[str]  # target language per pair, in pair order
+    targets: list[str]  # target language per pair (or the column name given), in pair order
     values: dict[tuple[str, str, str], float | None]  # (setting, task, target) -> score
     deltas: dict[tuple[str, str], float | None]  # (setting, task) -> Delta
     n_cells: dict[tuple[str, str, str], int]
@@ -118,12 +118,17 @@ def build_table1(
     baseline: str = "default",
     source: str = "en",
     unavailable: dict[tuple[str, str], str] | None = None,
+    columns: Sequence[str] | None = None,
 ) -> Table1:
     """Rows in ``settings`` order; a cell without results stays None (shown as missing).
     ``unavailable``: (task, target) columns that were not run, and why; Delta leaves them out.
+    ``columns``: each pair's column name (None: its target language; the source language's test
+    set scored by every pair's model needs one per pair).
     Intervals: a cell's t interval over its replicates; Delta's, Welch's interval of the row's
     replicates (each averaged over the languages) against the baseline's."""
-    targets = [target_language(p, source) for p in pairs]
+    targets = list(columns) if columns is not None else [target_language(p, source) for p in pairs]
+    if len(targets) != len(pairs) or len(set(targets)) != len(targets):
+        raise ValueError(f"one distinct column per pair: pairs {list(pairs)}, columns {targets}")
     unavailable = dict(unavailable or {})
     values, counts, intervals = {}, {}, {}
     for s in settings:

@@ -1,5 +1,6 @@
-"""UD treebanks: validate ``ud-treebanks-v2.3/<treebank>/<code>-ud-<split>.conllu`` and copy them
-unchanged to ``tasks/parsing/<lang>/<split>.conllu``.
+"""UD treebanks: validate ``ud-treebanks-v2.3/<treebank>/<code>-ud-<split>.conllu`` (from the
+archive, or one such file downloaded alone) and copy them unchanged to
+``tasks/parsing/<lang>/<split>.conllu``.
 
 Validation (what the parser relies on): 10 tab-separated columns per token line, fields the
 ``conllu`` library can parse, word ids 1..n in order, every word's head an integer in 0..n,
@@ -91,13 +92,33 @@ def treebank_file(ud_root: str | Path, treebank: str, split: str) -> Path:
                      "no such file")
 
 
+def copy_validated(src: str | Path, out: str | Path) -> int:
+    """Validate the CoNLL-U file ``src`` and copy it unchanged to ``out`` (atomically); its sentences."""
+    sentences = validate_conllu(src)
+    with atomic_path(Path(out)) as tmp:
+        shutil.copyfile(src, tmp)
+    return sentences
+
+
 def build_ud(ud_root: str | Path, treebank: str, splits: dict[str, str], out_dir: str | Path) -> dict[str, int]:
     """Validate and copy ``{out_split: ud_split}`` files of ``treebank`` to ``out_dir/<out_split>.conllu``.
     Returns sentences per output split. (``{'train': 'dev', ...}`` lets small runs stand dev in for train.)"""
-    counts = {}
-    for out_split, ud_split in splits.items():
+    return {out_split: copy_validated(treebank_file(ud_root, treebank, ud_split), Path(out_dir) / f"{out_split}.conllu")
+            for out_split, ud_split in splits.items()}
+
+
+def build_ud_split(out: str | Path, treebank: str, ud_split: str, conllu: str | Path | None = None,
+                   ud_root: str | Path | None = None) -> dict:
+    """One task file ``out`` from ``treebank``'s ``ud_split``: the single downloaded file ``conllu``
+    (UD's name for it, ``<code>-ud-<ud_split>.conllu``, is checked: a download id given the wrong
+    split's file stops here), or the file inside the extracted archive ``ud_root``."""
+    if (conllu is None) == (ud_root is None):
+        raise ValueError("build_ud_split reads either a single .conllu file or the UD archive")
+    if conllu is not None:
+        src = Path(conllu)
+        if not src.name.endswith(f"-ud-{ud_split}.conllu"):
+            raise InputError(src, None, f"the {ud_split} file of {treebank} (<code>-ud-{ud_split}.conllu)", src.name)
+    else:
+        assert ud_root is not None
         src = treebank_file(ud_root, treebank, ud_split)
-        counts[out_split] = validate_conllu(src)
-        with atomic_path(Path(out_dir) / f"{out_split}.conllu") as tmp:
-            shutil.copyfile(src, tmp)
-    return counts
+    return {"treebank": treebank, "split": ud_split, "file": str(src), "sentences": copy_validated(src, out)}
