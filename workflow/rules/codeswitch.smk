@@ -39,7 +39,7 @@ def freedict_inputs(wc):
     freedict = config["codeswitch"]["freedict"]
     d = {"source": downloaded(freedict[f"{wc.src}-{wc.tgt}"]), **segmenter_inputs(wc.src, wc.tgt)}
     if f"{wc.tgt}-{wc.src}" in freedict:
-        d["reverse"] = downloaded(freedict[f"{wc.tgt}-{wc.src}"])
+        d["reverse_source"] = downloaded(freedict[f"{wc.tgt}-{wc.src}"])
     return d
 
 
