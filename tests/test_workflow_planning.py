@@ -4,8 +4,9 @@ imports, and the pretraining jobs it plans, for the demo and the paper config.
 What was planned is recorded in tests/data (from ``support.plan_probe``'s output; recorded anew
 when every fine-tuning job became a grid job, the demo's ``finetune`` rule ``finetune_grid_<task>``;
 when the paper config's pretraining became bf16, its commands' ``--autocast fp16 --loss-scaling``
-``--autocast bf16``; and when a pretraining job came to track every key of its sections, the
-schema's defaults included, its commands unchanged): ``planned_params.json``, each rule's jobs
+``--autocast bf16``; when a pretraining job came to track every key of its sections, the
+schema's defaults included, its commands unchanged; and when Figure 6's job gained its
+random-encoder baseline, ``analysis_retrieval``'s ``random_seed``): ``planned_params.json``, each rule's jobs
 and a digest of their outputs and params as Snakemake tracks them; ``pretrain_commands.json``,
 every pretraining job's params and the fairseq-train command lines its job starts
 (``python -m support.pretrain_commands``). A change to how jobs are typed and commands built
