@@ -316,18 +316,22 @@ def test_each_stage_declares_its_rules_once_and_liu2020_reuses_them():
 
 
 def test_demo_full_plans_every_table1_row_three_times_on_en_fr(tmp_path):
-    """`make demo-full`: the 10 rows x 3 pretraining seeds on en-fr, Figure 7's other bilingual
-    models and Section 5's monolingual models once each, every model fine-tuned on all three tasks."""
+    """`make demo-full`: the 10 rows x 3 pretraining seeds on en-fr, the central finding's rows more
+    (seeds.rows: No anchors 15, Default, Sep L1-6 and Sep Emb + L1-6 5 each), Figure 7's other
+    bilingual models and Section 5's monolingual models once each, every model fine-tuned on all
+    three tasks."""
     configs = [str(REPO / "config" / "demo.yaml"), str(REPO / "config" / "demo_full.yaml")]
     proc = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", *configs, "--", "all")
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout)
-    assert counts["pretrain"] == 10 * 3 + 3          # + Default en-ru, en-zh and en-en′ (Figure 7)
+    table1 = 6 * 3 + 15 + 3 * 5
+    assert counts["pretrain"] == table1 + 3          # + Default en-ru, en-zh and en-en′ (Figure 7)
     assert counts["pretrain_mono"] == 4 + 1          # en fr ru zh + en′
     # one grid job per task and model, of one cell (the demo's grids have one per batch size)
-    assert counts["finetune_grid_xnli"] == counts["finetune_grid_ner"] == counts["finetune_grid_parsing"] == 10 * 3
+    assert counts["finetune_grid_xnli"] == counts["finetune_grid_ner"] == counts["finetune_grid_parsing"] == table1
     assert "finetune" not in counts
-    assert counts["shared_space"] == 3 * 3 and counts["findings"] == 1 and counts["table1"] == 1
+    # the shared-space curve of every seed of Default (5), No anchors (15) and Sep Emb + L1-6 (5)
+    assert counts["shared_space"] == 5 + 15 + 5 and counts["findings"] == 1 and counts["table1"] == 1
     assert counts["transfer"] == 2 * 3 and counts["analysis_cka"] == 4
 
 
