@@ -223,17 +223,18 @@ def junit_name(nodeid: str) -> str:
 
 def tests_record(junit: Path, running: Path | None = None) -> dict:
     """pytest's junit report: counts and each test's outcome (what ran before the time ran out).
-    Every case is named. pytest writes a case with no class or name for the test whose call an
-    interrupt cut (its setup opened the case; no call report named it): ``running`` (the node id
-    tests/support/running_test.py kept of the test that started last) names it, and it counts as
-    cut, not failed. A nameless case with no such id takes its file and line, else its place in the
-    report, and counts as an error (nothing was tested under no name)."""
+    Every case is named. pytest writes a case with no class or name for each test whose call an
+    interrupt cut (its setup opened the case; no call report named it): ``running`` (the node ids
+    tests/support/running_test.py kept of the tests started and not finished; several under
+    pytest-xdist) names them, and they count as cut, not failed; a running test the report has no
+    case for at all is added as cut. A nameless case left with no such id takes its file and line,
+    else its place in the report, and counts as an error (nothing was tested under no name)."""
     if not junit.exists():
         return {"error": f"no report at {junit} (pytest did not finish its session)"}
     testcases = list(ET.parse(junit).getroot().iter("testcase"))
     named = {f"{c.get('classname')}::{c.get('name')}" for c in testcases if c.get("classname") and c.get("name")}
-    last = running.read_text().strip() if running is not None and running.is_file() else ""
-    cut = junit_name(last) if last and junit_name(last) not in named else None  # a test that finished cut nothing
+    lines = running.read_text().split() if running is not None and running.is_file() else []
+    cut = [junit_name(n) for n in lines if junit_name(n) not in named]  # a test that finished cut nothing
     cases = []
     for i, case in enumerate(testcases):
         outcome = "passed"
@@ -249,7 +250,7 @@ def tests_record(junit: Path, running: Path | None = None) -> dict:
         if classname and name:
             test = f"{classname}::{name}"
         elif cut and outcome == "passed":
-            test, outcome, cut = cut, "cut", None
+            test, outcome = cut.pop(0), "cut"
             message = "running when the session was interrupted (at the part's limit)"
         else:
             where = ":".join(filter(None, [case.get("file"), case.get("line")]))
@@ -258,6 +259,9 @@ def tests_record(junit: Path, running: Path | None = None) -> dict:
                 outcome, message = "error", message or "a case with no test's name"
         cases.append({"test": test, "outcome": outcome, "seconds": float(case.get("time") or 0),
                       "message": message})
+    cases += [{"test": test, "outcome": "cut", "seconds": 0.0,
+               "message": "running when the session was interrupted (at the part's limit); no case in the report"}
+              for test in cut]
     counts = {k: sum(c["outcome"] == k for c in cases) for k in ("passed", "failed", "error", "skipped", "cut")}
     return {"counts": counts, "cases": cases}
 

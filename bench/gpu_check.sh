@@ -150,11 +150,11 @@ for part in $PARTS; do
   tests)
     if begin_part tests "${EST[0]}" "${EST[1]}" "${EST[2]}"; then
       rm -f "$WORK/tests.xml" "$WORK/tests.running"
-      # tests/conftest.py writes each test's node id as it starts: names the one an interrupt cuts
+      # tests/conftest.py keeps the node ids of the tests running: names those an interrupt cuts
       export XLING_RUNNING_TEST=$WORK/tests.running
       export PYTEST_ADDOPTS="-p no:cacheprovider --timeout=$TEST_TIMEOUT --junitxml=$WORK/tests.xml ${TESTS[*]}"
-      if command -v make > /dev/null; then  # `make test-gpu` itself: it needs no venv
-        run make --no-print-directory test-gpu GPU_PYTHON="$PY"
+      if command -v make > /dev/null; then  # `make test-gpu` itself: it needs no venv (the ids above, not its files)
+        run make --no-print-directory test-gpu GPU_PYTHON="$PY" GPU_TESTS=
       else
         say "tests: no make on this machine: pytest as make test-gpu runs it"
         run "$PY" -m pytest -q -m gpu

@@ -8,6 +8,7 @@ each section."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from pathlib import Path
@@ -76,29 +77,33 @@ def learnable(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cpu_run(learnable, tmp_path_factory):
     """The same job on the CPU (fp32, eager; same data, seed, masks and updates) per setting: the
-    curve a GPU job's is held to. Both settings' jobs run at once, on first use, before the first
-    GPU job (they would compete for its cores)."""
+    curve a GPU job's is held to. Both settings' jobs run at once, once per session: make test-gpu
+    runs the three GPU jobs on three pytest-xdist workers, and the first of them to ask runs these
+    while the others wait for their curves (support.session)."""
     from support.pretrain_job import job_spec, start
+    from support.session import built_once
 
     data, recipe = learnable
-    runs: dict[str, list[float]] = {}
 
-    def of(setting: str) -> list[float]:
-        if not runs:
-            jobs = {}
-            for name in ("default", "sep_emb"):
-                out = tmp_path_factory.mktemp(f"cpu_{name}")
-                spec = job_spec(out / "spec.json", data, out / "job", setting=name, gpus=0, threads=4,
-                                pretrain=recipe)
-                jobs[name] = (out, start(spec))
-            for name, (out, job) in jobs.items():
-                output = job.communicate()[0]
-                assert job.returncode == 0, output[-3000:]
-                runs[name] = valid_ppls(out / "job" / "train.log")
-        return runs[setting]
-    return of
+    def build(root: Path) -> None:
+        jobs = {}
+        for name in ("default", "sep_emb"):
+            out = root / f"cpu_{name}"
+            out.mkdir(parents=True)
+            spec = job_spec(out / "spec.json", data, out / "job", setting=name, gpus=0, threads=4, pretrain=recipe)
+            jobs[name] = (out, start(spec))
+        runs = {}
+        for name, (out, job) in jobs.items():
+            output = job.communicate()[0]
+            assert job.returncode == 0, output[-3000:]
+            runs[name] = valid_ppls(out / "job" / "train.log")
+        (root / "curves.json").write_text(json.dumps(runs))
+
+    runs = json.loads((built_once(tmp_path_factory, "gpu-tests-cpu-curves", build) / "curves.json").read_text())
+    return lambda setting: runs[setting]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting,precision,compiled", [("default", "fp16", False), ("sep_emb", "fp16", False),
                                                         ("default", "bf16", True)])
 def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(learnable, tmp_path, cpu_run, setting, precision,
@@ -125,6 +130,7 @@ def test_pretraining_job_on_one_gpu_trains_and_exits_cleanly(learnable, tmp_path
     assert done["tokens_per_s"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGTERM to the launcher", "SIGKILL to the launcher"])
 def test_a_killed_gpu_job_leaves_nothing_and_resumes_to_the_full_count(toy_data, tmp_path, how):
     from test_pretrain_lifecycle import stop_and_resume
@@ -155,6 +161,7 @@ def test_finetuning_each_task_on_cuda_learns(task, task_dir):  # noqa: F811
         assert torch.equal(enc.lang_embed[lang].detach().cpu(), frozen[lang])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["xnli", "ner", "parsing"])
 def test_a_grid_job_on_cuda_learns_as_on_the_cpu(task, task_dir):  # noqa: F811
     """The paper run's fine-tuning job: three cells of the pipeline's encoder (XLM's model, dropout

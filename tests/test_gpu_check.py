@@ -151,8 +151,43 @@ def test_the_tests_part_names_every_gpu_test_once():
     block = cuda[cuda.index("  STEP="):cuda.index("  EST=")]
     names = subprocess.run(["bash", "-c", block + '\nprintf "%s\\n" "${TESTS[@]}"'], capture_output=True,
                            text=True, check=True).stdout.split()
-    ordered = collected(*names)
-    assert len(ordered) == len(set(ordered)) and sorted(ordered) == sorted(collected()), ordered
+    ordered, every = collected(*names), collected()
+    assert len(ordered) == len(set(ordered)) and sorted(ordered) == sorted(every), ordered
+    # make test-gpu's files (GPU_TESTS: it collects those alone, not the whole suite) hold every one
+    files = re.search(r"^GPU_TESTS \?= (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    assert sorted(collected(*files)) == sorted(every)
+
+
+GROUP_DUMP = """
+import json
+from support.xdist_groups import group_of
+
+def pytest_collection_finish(session):
+    print("GROUPS " + json.dumps([[i.nodeid, group_of(i), i.get_closest_marker("slow") is not None,
+                                    i.get_closest_marker("gpu") is not None] for i in session.items]))
+"""
+
+
+def test_make_test_gpu_spreads_each_gpu_test_on_its_own_slow_ones_first(tmp_path):
+    """Under pytest-xdist (as a worker orders its collection) every GPU test is its own group, so
+    that the workers of make test-gpu share them out, the slow ones first; another test stays in
+    its file's group."""
+    (tmp_path / "groupdump.py").write_text(GROUP_DUMP)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "tests"), str(ROOT / "src")]),
+           "PYTEST_ADDOPTS": "", "PYTEST_XDIST_WORKER": "gw0"}
+    got = subprocess.run([sys.executable, "-m", "pytest", "-q", "--co", "-p", "no:cacheprovider", "-p", "groupdump",
+                          "-m", "gpu or not gpu", "tests/test_finetune.py", "tests/test_pretrain_gpu.py"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    line = next((x for x in got.stdout.splitlines() if x.startswith("GROUPS ")), None)
+    assert line, got.stdout[-2000:] + got.stderr[-2000:]
+    items = json.loads(line[len("GROUPS "):])
+    gpu = [(node, group, slow) for node, group, slow, is_gpu in items if is_gpu]
+    assert len(gpu) == 5 and all(group == node for node, group, _ in gpu), gpu
+    assert all(group == "tests/test_finetune.py" for node, group, _, is_gpu in items if not is_gpu)
+    # the four compiled steps (slow) start before the tiny fine-tune (seconds)
+    order = [node for node, *_ in items]
+    slow = [order.index(node) for node, _, s in gpu if s]
+    assert len(slow) == 4 and max(slow) < order.index("tests/test_finetune.py::test_tiny_finetune_on_cuda")
 
 
 def test_pytests_report_becomes_the_tests_json(tmp_path):
@@ -186,22 +221,20 @@ def test_a_case_pytest_left_unnamed_takes_the_running_tests_name_and_counts_as_c
     assert gpu_check.tests_record(report, running)["cases"][1]["outcome"] == "error"
 
 
-def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
-    """pytest itself, stopped by SIGINT (what `timeout -s INT` sends at a part's limit) in the
-    middle of a test: its junit report leaves that test unnamed, and the check names it."""
-    (tmp_path / "test_cut.py").write_text(
-        "import time\n\ndef test_quick():\n    pass\n\n"
-        "def test_long():\n    time.sleep(120)\n\ndef test_never():\n    pass\n")
+def interrupted_session(tmp_path, tests: str, long: int, *args: str) -> dict:
+    """pytest on ``tests`` (a module's text), stopped by SIGINT (what `timeout -s INT` sends at a
+    part's limit) once ``long`` tests are running; the tests part's record of its report."""
+    (tmp_path / "test_cut.py").write_text(tests)
     running, report = tmp_path / "tests.running", tmp_path / "tests.xml"
     env = {**os.environ, "XLING_RUNNING_TEST": str(running), "PYTHONPATH": str(ROOT / "tests")}
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-                             "support.running_test", f"--junitxml={report}", "test_cut.py"],
+                             "support.running_test", f"--junitxml={report}", *args, "test_cut.py"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        for _ in range(600):
-            if running.is_file() and "test_long" in running.read_text():
+        for _ in range(1200):
+            if running.is_file() and running.read_text().count("test_long") == long:
                 break
             time.sleep(0.05)
         time.sleep(0.5)
@@ -210,8 +243,30 @@ def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
     finally:
         proc.kill()
     rec = gpu_check.tests_record(report, running)
+    rec["output"] = out
+    return rec
+
+
+CUT = "import time\n\ndef test_quick():\n    pass\n\ndef test_long():\n    time.sleep(120)\n\n"
+
+
+def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
+    """pytest itself, interrupted in the middle of a test: its junit report leaves that test
+    unnamed, and the check names it."""
+    rec = interrupted_session(tmp_path, CUT + "def test_never():\n    pass\n", 1)
     assert [(c["test"], c["outcome"]) for c in rec["cases"]] == [
-        ("test_cut::test_quick", "passed"), ("test_cut::test_long", "cut")], out
+        ("test_cut::test_quick", "passed"), ("test_cut::test_long", "cut")], rec["output"]
+
+
+def test_an_interrupted_parallel_session_names_every_test_it_cut(tmp_path):
+    """make test-gpu runs its tests on several pytest-xdist workers: an interrupt cuts each test
+    running, the report leaves each unnamed, and the check names every one (the controller keeps
+    the running tests; a worker writes nothing)."""
+    rec = interrupted_session(tmp_path, CUT + "def test_long2():\n    time.sleep(120)\n", 2, "-n", "2")
+    outcomes = sorted((c["test"], c["outcome"]) for c in rec["cases"])
+    assert outcomes == [("test_cut::test_long", "cut"), ("test_cut::test_long2", "cut"),
+                        ("test_cut::test_quick", "passed")], rec["output"]
+    assert rec["counts"]["error"] == 0
 
 
 def test_the_grids_rows_merge_in_order(tmp_path):
