@@ -124,17 +124,28 @@ test-shuffled: venv
 	@seed=$(SEED); seed=$${seed:-$$(date +%s)}; echo "test order: --random-order-seed=$$seed"; \
 	$(PY) -m pytest -q $(TEST_ARGS) --random-order-bucket=global --random-order-seed=$$seed
 
-# The GPU paths on one CUDA device (tests/test_gpu.py and the other `gpu`-marked tests); each is
-# skipped, with the reason, where CUDA is absent. It needs no venv: a GPU node's own Python runs it
-# with the carried packages on PYTHONPATH (`make test-gpu GPU_PYTHON=python3`, docs/benchmarks.md);
-# by default the venv's Python where there is one, else python3
+# The GPU paths on one CUDA device: the `gpu`-marked tests of GPU_TESTS (tests/test_gpu_check.py checks
+# they hold every one), each skipped, with the reason, where CUDA is absent. It needs no venv: a GPU
+# node's own Python runs it with the carried packages on PYTHONPATH (`make test-gpu GPU_PYTHON=python3`,
+# docs/benchmarks.md); by default the venv's Python where there is one, else python3.
+# GPU_TEST_JOBS pytest-xdist workers share the one GPU (half the cores, at most 8: a 16-core node runs
+# 8 tests at once, 2 torch threads each; 0, and below 4 cores: one process); tests/conftest.py gives each GPU test its own
+# group and starts the slow ones first, and what several need is built once (support.session).
+# Inductor's and Triton's compiled kernels go to GPU_CACHE: the workers share what they compile, and
+# a second run on the machine finds it (a fresh node starts with it empty).
 GPU_PYTHON ?= $(if $(wildcard $(PY)),$(PY),python3)
+GPU_TESTS ?= tests/test_gpu.py tests/test_pretrain_gpu.py tests/test_finetune_grid.py tests/test_finetune.py
+GPU_TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); n=$$((n / 2)); echo $$((n < 2 ? 0 : (n > 8 ? 8 : n))))
+GPU_CACHE ?= $(HOME)/.cache/xling-gpu-tests
 test-gpu:
-	PYTHONPATH=src$(if $(PYTHONPATH),:$(PYTHONPATH)) $(GPU_PYTHON) -m pytest -q -m gpu
+	PYTHONPATH=src$(if $(PYTHONPATH),:$(PYTHONPATH)) TORCHINDUCTOR_CACHE_DIR=$(GPU_CACHE)/inductor \
+	TRITON_CACHE_DIR=$(GPU_CACHE)/triton TORCHINDUCTOR_FX_GRAPH_CACHE=1 TORCHINDUCTOR_AUTOGRAD_CACHE=1 \
+	$(GPU_PYTHON) -m pytest -q -m gpu $(if $(filter 0,$(GPU_TEST_JOBS)),,-n $(GPU_TEST_JOBS) --dist loadgroup) \
+	--durations=10 $(GPU_TESTS)
 
-# Every GPU claim in one command of at most 8 minutes (bench/gpu_check.sh, docs/benchmarks.md): on a
-# GPU node with the carried wheels; DEVICE=cpu runs the same parts at tiny shapes (OUT: where the
-# JSON and the summary go)
+# Every GPU claim in parts by value, the GPU tests first, then make demo GPUS=1, then the pretraining
+# A/Bs (bench/gpu_check.sh, docs/benchmarks.md: a window's two calls): on a GPU node with the carried
+# wheels; DEVICE=cpu runs the same parts at tiny shapes (OUT: where the JSON and the summary go)
 gpu-check:
 	bash bench/gpu_check.sh
 

@@ -19,8 +19,12 @@ with those. The cells of a grid are the paper grid's at that batch size (config/
 
 Before any block is timed, the three engines start from the same weights (the encoder, one head)
 and their losses on the first batches, dropout off, must agree: every cell of the grid, the grid
-of one and the single step, per batch within the precision's rounding (``LOSS_RTOL``); a loss
-that is not finite, then or after the timed blocks, stops the benchmark with no rate.
+of one and the single step, per batch, within what the device rounds (tests/support/rounding.py):
+the reference is the single step's computation in float64 on the same device, the device's
+rounding the single step's own distance from it in the run's precision, the largest over every
+training batch of the row (a loss is one number a batch: a maximum over many batches cannot be
+small by chance), and each engine within 4x that plus 1e-6 of the loss. A loss that is not
+finite, then or after the timed blocks, stops the benchmark with no rate.
 
 Job start-up (``--startup-runs``): a job is a fresh Python process that imports torch and the
 package before it trains; the benchmark times that many such processes and reports the median.
@@ -52,6 +56,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from xling.config import grid_cells, load_yaml
 from xling.finetune.grid import GridModel, GridSettings, bucket, cell_optimizers, train_step
@@ -64,12 +69,12 @@ from xling.pretrain.dictionary import TokenDictionary
 from xling.pretrain.encoder import MLMEncoder, paper_model_args
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the test support: the agreement's rounding bound
+from support.rounding import FLOOR, ROUNDINGS, rounding_bound  # noqa: E402
+
 NER_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 N_DEPRELS = 37  # UD English-EWT v2.3's relation labels with subtypes, about
 STARTUP = "import torch, xling.finetune.grid, xling.model.checkpoint"
-# the engines' losses on one batch, same weights, dropout off: fp32 differs only in the order of
-# its sums (batched cell products against the modules'); bf16 rounds each product's inputs
-LOSS_RTOL = {False: 1e-4, True: 2e-2}
 CHECK_BATCHES = 3
 
 
@@ -211,6 +216,39 @@ def grid_runner(setup: Setup, settings: GridSettings, cells: int | None = None) 
     return runner
 
 
+def single_loss(core, head, task, batch: dict, pad: int, bf16: bool):
+    """The best single step's loss of ``batch``: the encoder's modules called directly with the
+    padding mask (no data-dependent branch), the task's loss; in bf16 autocast or not (in the
+    modules' own dtype: float64 stays float64)."""
+    tokens = batch["tokens"]
+    with torch.autocast(tokens.device.type, dtype=torch.bfloat16, enabled=bf16):
+        mask = tokens.eq(pad)
+        positions = torch.arange(tokens.size(1), device=tokens.device)
+        x = core.embed_tokens[0](tokens) + core.embed_positions[0](positions)[None]
+        if core.embed_languages is not None:
+            x = x + core.embed_languages.weight[0]
+        x = core.dropout(core.emb_layer_norm[0](x)).masked_fill(mask.unsqueeze(-1), 0.0)
+        for layer in list(core.language_layers[0]) + list(core.shared_layers):
+            x = layer(x, src_key_padding_mask=mask)
+        loss = task.loss(head, x, batch)
+    return loss.to(torch.promote_types(loss.dtype, torch.float32))
+
+
+@torch.no_grad()
+def float64_losses(setup: Setup, chunks: list) -> torch.Tensor:
+    """The single step's loss of each of ``chunks`` in float64 on the device, dropout off: the
+    exact reference (copies of the encoder and the head; SDPA's math kernel, the one that takes
+    float64)."""
+    core = copy.deepcopy(setup.encoder.encoder).to(setup.device).double().eval()
+    head = copy.deepcopy(setup.head).to(setup.device).double().eval()
+    out = []
+    with sdpa_kernel(SDPBackend.MATH):
+        for chunk in chunks:
+            batch = {k: v.to(setup.device) for k, v in setup.task.batch(chunk, setup.pad, "cpu").items()}
+            out.append(single_loss(core, head, setup.task, batch, setup.pad, False).cpu())
+    return torch.stack(out)
+
+
 def single_runner(setup: Setup, settings: GridSettings) -> Runner:
     """A block of the best single-cell step we can write: the encoder's modules called directly
     with the padding mask (no data-dependent branch), the task's loss, fused Adam, batches
@@ -220,20 +258,9 @@ def single_runner(setup: Setup, settings: GridSettings) -> Runner:
     core = enc.encoder
     head = copy.deepcopy(setup.head).to(device)
     optimizer, _, _ = make_optimizer(setup.jobs[0], setup.trainable, head, 10 * len(setup.chunks), fused=True)
-    layers = list(core.language_layers[0]) + list(core.shared_layers)
 
     def loss_of(batch):
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bool(s.bf16)):
-            tokens = batch["tokens"]
-            mask = tokens.eq(setup.pad)
-            positions = torch.arange(tokens.size(1), device=tokens.device)
-            x = core.embed_tokens[0](tokens) + core.embed_positions[0](positions)[None]
-            if core.embed_languages is not None:
-                x = x + core.embed_languages.weight[0]
-            x = core.dropout(core.emb_layer_norm[0](x)).masked_fill(mask.unsqueeze(-1), 0.0)
-            for layer in layers:
-                x = layer(x, src_key_padding_mask=mask)
-            return task.loss(head, x, batch).float()
+        return single_loss(core, head, task, batch, setup.pad, bool(s.bf16))
 
     step_loss = torch.compile(loss_of, dynamic=False, mode=s.compile_mode) if s.compile else loss_of
 
@@ -265,22 +292,30 @@ def single_runner(setup: Setup, settings: GridSettings) -> Runner:
 
 def agreement(setup: Setup, runners: dict[str, Runner], bf16: bool) -> dict:
     """The engines' losses on the first batches before any update, dropout off: every cell of
-    each engine against the single step's, per batch, within ``LOSS_RTOL``; all finite."""
-    rtol = LOSS_RTOL[bool(bf16)]
+    each engine, per batch, within the device's rounding of the float64 single step (above); all
+    finite."""
+    exact = float64_losses(setup, setup.chunks)  # [batches]: every training batch of the row
+    single = torch.stack([runners["single_best"].losses(chunk).float().cpu()[0] for chunk in setup.chunks])
+    measured = float((single.double() - exact).abs().max())  # the device's rounding, over every batch
+    bounds = [rounding_bound(measured, abs(float(e))) for e in exact[:CHECK_BATCHES]]
     got = {k: [r.losses(chunk).float().cpu() for chunk in setup.chunks[:CHECK_BATCHES]] for k, r in runners.items()}
-    ref = torch.stack([g[0] for g in got["single_best"]])  # [batches]
-    rec: dict = {"batches": len(ref), "rtol": rtol, "losses": {k: [g.tolist() for g in v] for k, v in got.items()}}
+    rec: dict = {"batches": len(bounds), "rounding_batches": len(exact), "precision": "bf16" if bf16 else "fp32",
+                 "reference": "the single step in float64 on the same device", "float64": exact.tolist(),
+                 "rounding": measured, "roundings": ROUNDINGS, "floor": FLOOR, "bound": bounds,
+                 "losses": {k: [g.tolist() for g in v] for k, v in got.items()}}
     problems = []
     for k, v in got.items():
-        cells = torch.stack(v)  # [batches, cells]
+        cells = torch.stack(v).double()  # [batches, cells]
         if not torch.isfinite(cells).all():
             problems.append(f"{k}: a loss is not finite ({cells.tolist()})")
             continue
-        rel = ((cells - ref[:, None]).abs() / ref.abs()[:, None]).max().item()
-        rec[f"{k}_max_rel_diff"] = rel
-        if rel > rtol:
-            problems.append(f"{k}: losses {cells.tolist()} against the single step's {ref.tolist()}: relative "
-                            f"difference {rel:.2e} (at most {rtol})")
+        apart = (cells - exact[: len(bounds), None]).abs().amax(1)  # [batches]: the farthest cell
+        rec[f"{k}_apart"] = apart.tolist()
+        for b, (a, bound) in enumerate(zip(apart.tolist(), bounds)):
+            if a > bound:
+                problems.append(f"{k}: batch {b + 1}'s losses {cells[b].tolist()} lie {a:.3g} from the float64 "
+                                f"single step's {float(exact[b]):.6f}, bound {bound:.3g} (the device's rounding "
+                                f"{measured:.3g})")
     rec["ok"], rec["problems"] = not problems, problems
     return rec
 

@@ -5,7 +5,9 @@ pretraining jobs of its second part, each part's JSON and the one-screen summary
     python bench/gpu_check.py jobs RAW --device cuda --seconds 150
     python bench/gpu_check.py record OUT PART STATUS SECONDS [--raw RAW] [--note TEXT] [--estimate S]
     python bench/gpu_check.py tests RAW JUNIT_XML           # pytest's junit report as JSON
+    python bench/gpu_check.py workflow RAW LOG RESULTS       # make demo GPUS=1: its jobs, Table 1
     python bench/gpu_check.py merge-rows RAW ROWS.json ...  # the grid's rows, one benchmark run each
+    python bench/gpu_check.py merge-runs RAW RUN.json ...   # the pretraining A/Bs, one benchmark run each
     python bench/gpu_check.py rows-from-log LOG OUT --device NAME   # a cut grid part's rows, from its log
     python bench/gpu_check.py summary OUT [PART ...]         # OUT/summary.txt; exit status 1 on FAIL
 
@@ -36,7 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the test support: the rule's job in its own process
-PARTS = ("tests", "grid", "pretrain", "jobs")
+PARTS = ("tests", "workflow", "pretrain", "ab", "grid", "jobs")  # in the order of their value
 # the targets on one H100 (the issue's): the summary marks each number against its target
 GOALS = {"tokens_per_s": 700_000, "mfu": 0.30, "ratio": 0.9, "grid_cell_examples_per_s": {4: 1200, 8: 2000},
          "exit_s": 10.0}
@@ -223,17 +225,18 @@ def junit_name(nodeid: str) -> str:
 
 def tests_record(junit: Path, running: Path | None = None) -> dict:
     """pytest's junit report: counts and each test's outcome (what ran before the time ran out).
-    Every case is named. pytest writes a case with no class or name for the test whose call an
-    interrupt cut (its setup opened the case; no call report named it): ``running`` (the node id
-    tests/support/running_test.py kept of the test that started last) names it, and it counts as
-    cut, not failed. A nameless case with no such id takes its file and line, else its place in the
-    report, and counts as an error (nothing was tested under no name)."""
+    Every case is named. pytest writes a case with no class or name for each test whose call an
+    interrupt cut (its setup opened the case; no call report named it): ``running`` (the node ids
+    tests/support/running_test.py kept of the tests started and not finished; several under
+    pytest-xdist) names them, and they count as cut, not failed; a running test the report has no
+    case for at all is added as cut. A nameless case left with no such id takes its file and line,
+    else its place in the report, and counts as an error (nothing was tested under no name)."""
     if not junit.exists():
         return {"error": f"no report at {junit} (pytest did not finish its session)"}
     testcases = list(ET.parse(junit).getroot().iter("testcase"))
     named = {f"{c.get('classname')}::{c.get('name')}" for c in testcases if c.get("classname") and c.get("name")}
-    last = running.read_text().strip() if running is not None and running.is_file() else ""
-    cut = junit_name(last) if last and junit_name(last) not in named else None  # a test that finished cut nothing
+    lines = running.read_text().split() if running is not None and running.is_file() else []
+    cut = [junit_name(n) for n in lines if junit_name(n) not in named]  # a test that finished cut nothing
     cases = []
     for i, case in enumerate(testcases):
         outcome = "passed"
@@ -249,7 +252,7 @@ def tests_record(junit: Path, running: Path | None = None) -> dict:
         if classname and name:
             test = f"{classname}::{name}"
         elif cut and outcome == "passed":
-            test, outcome, cut = cut, "cut", None
+            test, outcome = cut.pop(0), "cut"
             message = "running when the session was interrupted (at the part's limit)"
         else:
             where = ":".join(filter(None, [case.get("file"), case.get("line")]))
@@ -258,6 +261,9 @@ def tests_record(junit: Path, running: Path | None = None) -> dict:
                 outcome, message = "error", message or "a case with no test's name"
         cases.append({"test": test, "outcome": outcome, "seconds": float(case.get("time") or 0),
                       "message": message})
+    cases += [{"test": test, "outcome": "cut", "seconds": 0.0,
+               "message": "running when the session was interrupted (at the part's limit); no case in the report"}
+              for test in cut]
     counts = {k: sum(c["outcome"] == k for c in cases) for k in ("passed", "failed", "error", "skipped", "cut")}
     return {"counts": counts, "cases": cases}
 
@@ -290,6 +296,37 @@ def rows_from_log(log: Path, device: str) -> dict:
                      "blocks": {"grid": {"min": float(m["min"]), "median": grid, "max": float(m["max"])}},
                      "source": f"{log.name} line {n}"})
     return {"device": device, "rows": rows}
+
+
+STEPS_LINE = re.compile(r"(\d+) of (\d+) steps \(\d+%\) done")
+PLANNED_LINE = re.compile(r"^total\s+(\d+)\s*$", re.M)
+FAILED_RULE = re.compile(r"Error in rule (\w+)")
+WORKFLOW_FILES = {"table1": "table1.md", "compute_ledger": "compute.md"}
+
+
+def workflow_record(log: Path, results: Path) -> dict:
+    """The workflow part (``make demo GPUS=1``) from Snakemake's log: the jobs done of the jobs
+    planned (a dry run: the jobs it planned), the rules that failed; Table 1 and the compute
+    ledger of the run's report (``results``), as text (a window returns 8 files at most)."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    steps = STEPS_LINE.findall(text)
+    planned = PLANNED_LINE.findall(text)
+    rec: dict = {"dry_run": "This was a dry-run" in text,
+                 "jobs_done": int(steps[-1][0]) if steps else 0,
+                 "jobs_planned": int(steps[-1][1]) if steps else (int(planned[-1]) if planned else None),
+                 "failed_rules": sorted(set(FAILED_RULE.findall(text)))}
+    for key, name in WORKFLOW_FILES.items():
+        report = results / "report" / name
+        rec[key] = report.read_text() if report.is_file() else None
+    return rec
+
+
+def merge_runs(raw: Path, files: list[Path]) -> dict:
+    """The A/B part's result: each benchmark run's JSON (its switches in ``ab`` and ``batch``), in
+    order; a run that wrote nothing adds none."""
+    merged = {"runs": [rec for rec in map(read_json, files) if rec is not None]}
+    write_json(raw, merged)
+    return merged
 
 
 def merge_rows(raw: Path, files: list[Path]) -> dict:
@@ -400,10 +437,25 @@ def summary(out: Path, parts: list[str] | None = None) -> tuple[str, bool]:
                 f"{_mark(ratio, GOALS['ratio'] if cuda else None)}; MFU "
                 f"{_pct(mfu)}{_mark(mfu, GOALS['mfu'] if cuda else None)} (plain {_pct(mfu_plain)}); peak "
                 f"{_fmt(res.get('peak_memory_gb'), '.1f')} GB; first pass {res['warmup']['first_steps_s']}")
+            if "transformers" in t:
+                lines.append(f"  transformers (BertModel, SDPA) {_fmt(t['transformers'])} tok/s, fairseq / it "
+                             f"{res['ratio_fairseq_over_transformers']:.3f}, MFU {_pct(res.get('mfu_transformers'))}")
             if agree:
                 lines.append("  engines' losses, same weights: " + "; ".join(
-                    f"{k} {v['mean_loss']['fairseq']:.4f} / {v['mean_loss']['plain']:.4f}"
+                    f"{k} " + " / ".join(f"{v['mean_loss'][e]:.4f}" for e in v["mean_loss"])
                     for k, v in agree.items() if isinstance(v, dict) and "mean_loss" in v))
+        elif part == "workflow" and res:
+            lines.append(f"  {res.get('jobs_planned')} jobs planned (a dry run: none run)" if res.get("dry_run") else
+                         f"  {res.get('jobs_done')} of {res.get('jobs_planned')} jobs done"
+                         + (f"; FAILED rules: {res['failed_rules']}" if res.get("failed_rules") else ""))
+            if res.get("table1"):  # the run's Table 1, as its report wrote it
+                lines += [f"  {line}" for line in res["table1"].splitlines() if line.startswith("|")]
+        elif part == "ab" and res:
+            for run in res.get("runs", []):
+                t = run["tokens_per_s"]
+                switches = ", ".join(f"{k} {v}" for k, v in run.get("ab", {}).items()) + f", batch {run['batch']}"
+                lines.append(f"  {switches}: " + ", ".join(f"{e} {_fmt(t[e])}" for e in t)
+                             + f" tok/s; MFU {_pct(run.get('mfu'))}; engines agree {run['agreement']['ok']}")
         elif part == "jobs" and res:
             for name, job in res.get("jobs", {}).items():
                 if "skipped" in job:
@@ -459,6 +511,13 @@ def main(argv=None) -> None:
     t.add_argument("raw", type=Path)
     t.add_argument("junit", type=Path)
     t.add_argument("--running", type=Path, help="the node id of the test that started last (tests/conftest.py)")
+    w = sub.add_parser("workflow")
+    w.add_argument("raw", type=Path)
+    w.add_argument("log", type=Path)
+    w.add_argument("results", type=Path, help="the run's results/<run> folder")
+    mr = sub.add_parser("merge-runs")
+    mr.add_argument("raw", type=Path)
+    mr.add_argument("files", type=Path, nargs="*")
     fl = sub.add_parser("rows-from-log")
     fl.add_argument("log", type=Path)
     fl.add_argument("out", type=Path)
@@ -482,6 +541,10 @@ def main(argv=None) -> None:
         write_json(args.raw, tests_record(args.junit, args.running))
     elif args.what == "merge-rows":
         merge_rows(args.raw, args.files)
+    elif args.what == "workflow":
+        write_json(args.raw, workflow_record(args.log, args.results))
+    elif args.what == "merge-runs":
+        merge_runs(args.raw, args.files)
     elif args.what == "rows-from-log":
         write_json(args.out, rows_from_log(args.log, args.device))
     else:

@@ -6,8 +6,9 @@
 #   scripts/gpu_node_wheels.sh [tests|demo] [OUT]      # default: tests, .whl
 #
 #   tests: what `pytest -m gpu tests/test_gpu.py tests/test_finetune.py` imports (fairseq, faiss, ...)
-#   demo:  everything else `make demo` / `make demo-full` needs (Snakemake, the tokenisers, ...);
-#          a second copy, after the first was installed (the two together are over 64 MB)
+#   demo:  everything else `make demo` / `make demo-full` needs (Snakemake, the tokenisers, ...), in
+#          another folder (.whl-demo: bench/gpu_check.sh's second call carries it; the two together
+#          are over the 64 MiB a call carries)
 #
 # Then, on the machine, in the repository copy (one command):
 #   PYTHON=python3 scripts/install_offline.sh .whl /tmp/venv && . /tmp/venv/bin/activate
@@ -18,12 +19,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 group=${1:-tests}
 out=${2:-.whl}
+leave=()  # dependencies left out although the node lacks them: nothing the group runs imports them
 case "$group" in
   tests) only=(fairseq-fixed faiss-cpu jsonschema sacremoses tensorboardX seqeval conllu subword-nmt pyyaml psutil
                pytest pytest-timeout) ;;
-  # not gensim (Liu et al.'s word2vec) nor pythainlp (Thai): 50 MB that make demo / demo-full never import
+  # not gensim (Liu et al.'s word2vec) nor pythainlp (Thai): 50 MB that make demo / demo-full never import;
+  # nor pulp (16 MB, its solver binaries): only Snakemake's ILP scheduler imports it, and without it
+  # Snakemake schedules greedily, as the local profile asks anyway
   demo) only=(snakemake snakemake-executor-plugin-slurm pandas jieba wikiextractor fasttext-numpy2 eflomal scipy
-              matplotlib tqdm) ;;
+              matplotlib tqdm)
+        leave=(pulp) ;;
   *) echo "gpu_node_wheels: unknown group $group (tests or demo)" >&2; exit 2 ;;
 esac
 # the folder travels with the working tree but is never committed
@@ -34,8 +39,11 @@ if [[ -d .git || -f .git ]]; then
 fi
 python=${WHEELHOUSE_PYTHON:-.venv/bin/python}
 [[ -x "$python" ]] || python=python3
-"$python" scripts/wheelhouse.py --python 3.12 --out "$out" --only "${only[@]}" \
-  --skip-file scripts/gpu_node_packages.txt
+skip=$(mktemp)
+trap 'rm -f "$skip"' EXIT
+cat scripts/gpu_node_packages.txt > "$skip"
+printf '%s\n' ${leave[@]+"${leave[@]}"} >> "$skip"
+"$python" scripts/wheelhouse.py --python 3.12 --out "$out" --only "${only[@]}" --skip-file "$skip"
 size=$(du -sm "$out" | cut -f1)
 echo "$out: ${size} MiB for group $group"
 if (( size > 56 )); then

@@ -22,7 +22,8 @@ for path in (str(TESTS), str(TESTS.parent / "workflow" / "scripts")):
 
 import torch  # noqa: E402
 
-from support.running_test import pytest_runtest_logstart  # noqa: E402, F401 - a hook (bench/gpu_check.sh)
+from support.running_test import pytest_runtest_logfinish, pytest_runtest_logstart  # noqa: E402, F401 - hooks
+from support.session import built_once  # noqa: E402
 from support.slice import Snapshot, link_copy, report_configs, run_report, run_slice, slice_configs  # noqa: E402
 from support.xdist_groups import (  # noqa: E402, F401 - the last three: pytest-xdist's hooks (see there)
     group_of,
@@ -72,27 +73,6 @@ def one_thread():
 SLICE_FIXTURES = {"slice_run", "slice_copy", "slice_report_run"}
 
 
-def _session_root(tmp_path_factory) -> Path:
-    """The session's temporary directory, common to all xdist workers."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-def _built_once(tmp_path_factory, name: str, build) -> Path:
-    """``<session root>/<name>``, made by ``build(path)`` once per session: a worker that needs it
-    while another one builds it waits for that build instead of repeating it."""
-    from filelock import FileLock
-
-    root = _session_root(tmp_path_factory)
-    path, done = root / name, root / f"{name}.done"
-    with FileLock(root / f"{name}.lock"):
-        if not done.exists():
-            shutil.rmtree(path, ignore_errors=True)  # what a failed attempt left
-            build(path)
-            done.touch()
-    return path
-
-
 @contextlib.contextmanager
 def _read_only(workdir: Path, fixture: str):
     """Fails on leaving if a file of ``workdir`` was added, removed or rewritten meanwhile."""
@@ -105,7 +85,7 @@ def _read_only(workdir: Path, fixture: str):
 @pytest.fixture(scope="session")
 def slice_run(tmp_path_factory):
     """``(workdir, config files)`` of the finished slice."""
-    workdir = _built_once(tmp_path_factory, "shared-slice", run_slice)
+    workdir = built_once(tmp_path_factory, "shared-slice", run_slice)
     with _read_only(workdir, "slice_run"):
         yield workdir, slice_configs(workdir)
 
@@ -118,7 +98,7 @@ def slice_report_run(slice_run, tmp_path_factory):
         link_copy(slice_run[0], path)
         run_report(path)
 
-    workdir = _built_once(tmp_path_factory, "shared-slice-report", build)
+    workdir = built_once(tmp_path_factory, "shared-slice-report", build)
     with _read_only(workdir, "slice_report_run"):
         yield workdir, report_configs(workdir)
 
@@ -147,7 +127,7 @@ def tools(tmp_path_factory):
         pytest.skip("no fast_align source tarball in src/xling/data or ../shared/tools")
     if not (find_cmake() and (shutil.which("g++") or shutil.which("c++"))):
         pytest.skip("building fast_align needs cmake and a C++ compiler")
-    dest = _built_once(tmp_path_factory, "fast_align", lambda path: build_fast_align(FAST_ALIGN_TARBALLS[0], path))
+    dest = built_once(tmp_path_factory, "fast_align", lambda path: build_fast_align(FAST_ALIGN_TARBALLS[0], path))
     return {tool: dest / tool for tool in TOOLS}
 
 
@@ -158,7 +138,8 @@ def tools(tmp_path_factory):
 def pytest_collection_modifyitems(config, items):
     """A test that takes a shared slice fixture is `slow` and in xdist group "slice": one worker
     runs them all, on one build, while the other workers run the rest. Any other test without a
-    group is in its file's, so that a module's fixtures are built once. Under xdist the "slice"
+    group is in its file's, so that a module's fixtures are built once, but a GPU test, which is in
+    its own. Under xdist the "slice"
     group goes first, then the SLURM tests (they mostly wait on the scheduler, and the slice's
     second job takes the core they leave), then the other groups holding slow tests, then the
     rest, the groups of most tests first: the longest work starts first, and the end of the run
@@ -168,7 +149,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.xdist_group("slice"))
         elif group_of(item) is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+            # a GPU test alone: make test-gpu spreads them over its workers, which share the one GPU
+            # (what several of them need is built once per session: support.session)
+            gpu = item.get_closest_marker("gpu") is not None
+            item.add_marker(pytest.mark.xdist_group(item.nodeid if gpu else item.nodeid.split("::")[0]))
     if os.environ.get("PYTEST_XDIST_WORKER"):
         groups = [group_of(item) for item in items]
         slow = {g for g, item in zip(groups, items) if item.get_closest_marker("slow")}

@@ -69,6 +69,8 @@ SKIPPED = {
                                 "a job's log)",
     "huggingface-cli download": "fetches public checkpoints from the Hugging Face hub (no network here; "
                                 "tests/test_analysis_external.py plans the rows on local stand-ins)",
+    "gpu_node_wheels.sh demo": "downloads make demo's ~33 MiB of wheels for the GPU machine, minutes (the same "
+                               "script's tests group runs here: docs/benchmarks.md's block above it)",
 }
 # YAML examples checked by a test of their own, and why
 YAML_ELSEWHERE = {"external_models:": "its directories are the reader's copies of public checkpoints: "
@@ -103,7 +105,7 @@ def test_the_blocks_left_out_are_few_and_each_says_why():
 # Left out of the mirror: the runs' outputs, the checkout's venv and git, and the folders the GPU
 # machine's preparation writes (docs/benchmarks.md's `scripts/gpu_node_wheels.sh tests .whl` runs
 # here for real: linked, it would rewrite the wheels a developer prepared in the checkout)
-PREPARED = (".whl", ".anchors")
+PREPARED = (".whl", ".whl-demo", ".anchors")
 NOT_MIRRORED = {"results", "logs", "benchmarks", ".snakemake", ".git", ".venv", ".pytest_cache", *PREPARED}
 
 

@@ -423,6 +423,7 @@ def test_finetune_grid_workflow_script(task_dir, job_inputs, tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.slow  # compiled: 24 s on an H100
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 @pytest.mark.parametrize("compiled", [False, True])
 def test_grid_steps_do_not_wait_for_the_gpu(task_dir, compiled):

@@ -25,21 +25,44 @@ import gpu_check  # noqa: E402
 
 from xling.cluster import rates  # noqa: E402
 
-PARTS = ("tests", "grid", "pretrain", "jobs")
+PARTS = ("tests", "workflow", "pretrain", "ab", "grid", "jobs")
+
+
+def test_the_workflow_part_without_the_demos_packages_is_skipped_and_says_what_to_carry(tmp_path):
+    """A call that did not carry the demo's wheels (or came to a fresh machine without the tests')
+    skips the workflow, naming what is missing and what to carry, and fails nothing."""
+    bare = tmp_path / "python"  # this Python without its site-packages: no Snakemake, no fairseq
+    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+    bare.chmod(0o755)
+    got, out = run_check(tmp_path, PARTS="workflow", PYTHON=str(bare))
+    rec = json.loads((out / "workflow.json").read_text())
+    assert got.returncode == 0 and rec["status"] == "skipped", got.stdout[-2000:]
+    assert "No module named 'snakemake'" in rec["note"] and ".whl-demo" in rec["note"]
 
 
 def test_the_scripts_own_estimate_fits_a_window():
-    """The default GPU parts' estimates (the first EST list: estimate, minimum, cap per part, in
-    the order tests, grid, pretrain, jobs) with the setup and the summary fit its budget, and the
-    budget the call's 590 s (a 10-minute command, a 15-minute window with the machine's start)."""
+    """The parts run in the order of their value (the suite, the workflow, the A/Bs), and the
+    window's calls the script's header plans (the carry limit holds one set of wheels a call) run
+    the default parts in that order, each call's estimates (the first EST list: estimate,
+    minimum, cap per part, in the script's order) with the setup and the summary within its
+    budget, the budget within the call's 590 s (a 10-minute command), and its files within the 8
+    a window returns (env, summary, log and one a part)."""
     text = SCRIPT.read_text()
     est = [int(v) for v in re.search(r"EST=\(([\d ]+)\)", text).group(1).split()]
+    order = re.search(r"PARTS_ALL=\(([a-z ]+)\)", text).group(1).split()
     default = re.search(r'PARTS=\$\{PARTS:-([a-z ]+)\}', text).group(1).split()
-    estimates = [est[3 * PARTS.index(p)] for p in default]
     budget = int(re.search(r"BUDGET=\$\{BUDGET:-(\d+)\}", text).group(1))
+    calls = re.findall(r'^#   call \d: carry \[(.+?)\],\s+PARTS="([a-z ]+)"\s+([\d +]+) = (\d+) s$', text, re.M)
+    assert tuple(order) == gpu_check.PARTS == PARTS and default == order[: len(default)]
+    assert [p for _, parts, _, _ in calls for p in parts.split()] == default, calls
     setup, summary = 20, 5
-    assert setup + sum(estimates) + summary <= budget <= 590 - 20, (estimates, budget)
-    assert "timeout_s 590" in text and f"BUDGET={budget} s" in text
+    for carry, parts, terms, total in calls:
+        estimates = [est[3 * order.index(p)] for p in parts.split()]
+        assert [int(t) for t in terms.split(" + ")] == [setup, *estimates, summary], (parts, terms)
+        assert sum([setup, *estimates, summary]) == int(total) <= budget <= 590 - 20, (parts, total, budget)
+        assert 3 + len(parts.split()) <= 8
+    assert [c[0] for c in calls] == ['".whl"', '".whl-demo"'] and "timeout_s 590" in text
+    assert f"BUDGET={budget} s" in text
 
 
 def run_check(tmp_path, **env) -> tuple[subprocess.CompletedProcess, Path]:
@@ -47,7 +70,7 @@ def run_check(tmp_path, **env) -> tuple[subprocess.CompletedProcess, Path]:
     env = {**os.environ, "DEVICE": "cpu", "OUT": str(out), "WORK": str(work), "PYTHON": sys.executable,
            "COMMIT": "test-commit", **env}
     env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=600), out
+    return subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=900), out
 
 
 @pytest.mark.slow
@@ -73,6 +96,12 @@ def test_every_part_runs_on_the_cpu_and_writes_its_json(tmp_path):
     assert killed["rc"] != 0 and killed["checks"]["stopped_with_message"] and killed["checks"]["checkpoint_kept"]
     for job in (done, killed):
         assert job["checks"]["no_process_left_10s_after"] and not job["survivors_after_10s"], job
+    flow = records["workflow"]  # on a CPU the demo's jobs planned: make demo GPUS=1 as a dry run
+    assert flow["dry_run"] and flow["jobs_planned"] == 212 and flow["failed_rules"] == [] and flow["table1"] is None
+    ab = records["ab"]["runs"]
+    assert [(r["ab"]["sdpa"], r["ab"]["adamw"]) for r in ab] == [("math", "foreach")]
+    assert all(r["agreement"]["ok"] and r["engines"] == ["fairseq", "plain"] for r in ab)
+    assert pre["engines"] == ["fairseq", "plain", "transformers"] and pre["tokens_per_s"]["transformers"] > 0
     rows = records["grid"]["rows"]
     assert [(r["task"], r["batch_size"], r["cells"]) for r in rows] == [("xnli", 4, 9), ("ner", 16, 3)]
     assert all(r["examples_per_s"]["grid"] > 0 and r["agreement"]["ok"] for r in rows)
@@ -82,10 +111,10 @@ def test_every_part_runs_on_the_cpu_and_writes_its_json(tmp_path):
     # the budget plans from them as from the benchmarks' own files
     assert rates.rate_from_benchmark(out / "pretrain.json").flops_per_s == pytest.approx(pre["achieved_flops_per_s"])
     summary = (out / "summary.txt").read_text()
-    assert summary.startswith("PASS: 4 part(s) passed") and "test-commit" in summary
-    assert all(part.upper() in summary for part in PARTS)
+    assert summary.startswith(f"PASS: {len(PARTS)} part(s) passed") and "test-commit" in summary
+    assert all(part.upper() in summary for part in PARTS) and "212 jobs planned (a dry run: none run)" in summary
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["check.log", "summary.txt", "env.json", *(f"{p}.json" for p in PARTS)])  # at most 8 files come back
+        ["check.log", "summary.txt", "env.json", *(f"{p}.json" for p in PARTS)])
 
 
 def test_a_failing_gpu_test_fails_the_check(tmp_path):
@@ -151,8 +180,43 @@ def test_the_tests_part_names_every_gpu_test_once():
     block = cuda[cuda.index("  STEP="):cuda.index("  EST=")]
     names = subprocess.run(["bash", "-c", block + '\nprintf "%s\\n" "${TESTS[@]}"'], capture_output=True,
                            text=True, check=True).stdout.split()
-    ordered = collected(*names)
-    assert len(ordered) == len(set(ordered)) and sorted(ordered) == sorted(collected()), ordered
+    ordered, every = collected(*names), collected()
+    assert len(ordered) == len(set(ordered)) and sorted(ordered) == sorted(every), ordered
+    # make test-gpu's files (GPU_TESTS: it collects those alone, not the whole suite) hold every one
+    files = re.search(r"^GPU_TESTS \?= (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    assert sorted(collected(*files)) == sorted(every)
+
+
+GROUP_DUMP = """
+import json
+from support.xdist_groups import group_of
+
+def pytest_collection_finish(session):
+    print("GROUPS " + json.dumps([[i.nodeid, group_of(i), i.get_closest_marker("slow") is not None,
+                                    i.get_closest_marker("gpu") is not None] for i in session.items]))
+"""
+
+
+def test_make_test_gpu_spreads_each_gpu_test_on_its_own_slow_ones_first(tmp_path):
+    """Under pytest-xdist (as a worker orders its collection) every GPU test is its own group, so
+    that the workers of make test-gpu share them out, the slow ones first; another test stays in
+    its file's group."""
+    (tmp_path / "groupdump.py").write_text(GROUP_DUMP)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "tests"), str(ROOT / "src")]),
+           "PYTEST_ADDOPTS": "", "PYTEST_XDIST_WORKER": "gw0"}
+    got = subprocess.run([sys.executable, "-m", "pytest", "-q", "--co", "-p", "no:cacheprovider", "-p", "groupdump",
+                          "-m", "gpu or not gpu", "tests/test_finetune.py", "tests/test_pretrain_gpu.py"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    line = next((x for x in got.stdout.splitlines() if x.startswith("GROUPS ")), None)
+    assert line, got.stdout[-2000:] + got.stderr[-2000:]
+    items = json.loads(line[len("GROUPS "):])
+    gpu = [(node, group, slow) for node, group, slow, is_gpu in items if is_gpu]
+    assert len(gpu) == 5 and all(group == node for node, group, _ in gpu), gpu
+    assert all(group == "tests/test_finetune.py" for node, group, _, is_gpu in items if not is_gpu)
+    # the four compiled steps (slow) start before the tiny fine-tune (seconds)
+    order = [node for node, *_ in items]
+    slow = [order.index(node) for node, _, s in gpu if s]
+    assert len(slow) == 4 and max(slow) < order.index("tests/test_finetune.py::test_tiny_finetune_on_cuda")
 
 
 def test_pytests_report_becomes_the_tests_json(tmp_path):
@@ -186,22 +250,20 @@ def test_a_case_pytest_left_unnamed_takes_the_running_tests_name_and_counts_as_c
     assert gpu_check.tests_record(report, running)["cases"][1]["outcome"] == "error"
 
 
-def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
-    """pytest itself, stopped by SIGINT (what `timeout -s INT` sends at a part's limit) in the
-    middle of a test: its junit report leaves that test unnamed, and the check names it."""
-    (tmp_path / "test_cut.py").write_text(
-        "import time\n\ndef test_quick():\n    pass\n\n"
-        "def test_long():\n    time.sleep(120)\n\ndef test_never():\n    pass\n")
+def interrupted_session(tmp_path, tests: str, long: int, *args: str) -> dict:
+    """pytest on ``tests`` (a module's text), stopped by SIGINT (what `timeout -s INT` sends at a
+    part's limit) once ``long`` tests are running; the tests part's record of its report."""
+    (tmp_path / "test_cut.py").write_text(tests)
     running, report = tmp_path / "tests.running", tmp_path / "tests.xml"
     env = {**os.environ, "XLING_RUNNING_TEST": str(running), "PYTHONPATH": str(ROOT / "tests")}
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-                             "support.running_test", f"--junitxml={report}", "test_cut.py"],
+                             "support.running_test", f"--junitxml={report}", *args, "test_cut.py"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        for _ in range(600):
-            if running.is_file() and "test_long" in running.read_text():
+        for _ in range(1200):
+            if running.is_file() and running.read_text().count("test_long") == long:
                 break
             time.sleep(0.05)
         time.sleep(0.5)
@@ -210,8 +272,52 @@ def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
     finally:
         proc.kill()
     rec = gpu_check.tests_record(report, running)
+    rec["output"] = out
+    return rec
+
+
+CUT = "import time\n\ndef test_quick():\n    pass\n\ndef test_long():\n    time.sleep(120)\n\n"
+
+
+def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
+    """pytest itself, interrupted in the middle of a test: its junit report leaves that test
+    unnamed, and the check names it."""
+    rec = interrupted_session(tmp_path, CUT + "def test_never():\n    pass\n", 1)
     assert [(c["test"], c["outcome"]) for c in rec["cases"]] == [
-        ("test_cut::test_quick", "passed"), ("test_cut::test_long", "cut")], out
+        ("test_cut::test_quick", "passed"), ("test_cut::test_long", "cut")], rec["output"]
+
+
+def test_an_interrupted_parallel_session_names_every_test_it_cut(tmp_path):
+    """make test-gpu runs its tests on several pytest-xdist workers: an interrupt cuts each test
+    running, the report leaves each unnamed, and the check names every one (the controller keeps
+    the running tests; a worker writes nothing)."""
+    rec = interrupted_session(tmp_path, CUT + "def test_long2():\n    time.sleep(120)\n", 2, "-n", "2")
+    outcomes = sorted((c["test"], c["outcome"]) for c in rec["cases"])
+    assert outcomes == [("test_cut::test_long", "cut"), ("test_cut::test_long2", "cut"),
+                        ("test_cut::test_quick", "passed")], rec["output"]
+    assert rec["counts"]["error"] == 0
+
+
+def test_the_workflows_log_becomes_its_json_and_its_table1_the_summarys(tmp_path):
+    """The workflow part: the jobs Snakemake says it did of those it planned, the rules that
+    failed, and the run's Table 1 and ledger as text (a window returns 8 files at most)."""
+    log = tmp_path / "workflow.log"
+    log.write_text("Job stats:\njob    count\ntotal      212\n\n3 of 212 steps (1%) done\nError in rule pretrain:\n"
+                   "    jobid: 7\nError in rule pretrain:\n210 of 212 steps (99%) done\n")
+    report = tmp_path / "results" / "report"
+    report.mkdir(parents=True)
+    (report / "table1.md").write_text("# Table 1\n\n| Model | XNLI (Acc) fr |\n|---|---:|\n| Default | 37.7 |\n")
+    rec = gpu_check.workflow_record(log, tmp_path / "results")
+    assert rec == {"dry_run": False, "jobs_done": 210, "jobs_planned": 212, "failed_rules": ["pretrain"],
+                   "table1": (report / "table1.md").read_text(), "compute_ledger": None}
+    planned = tmp_path / "dry.log"
+    planned.write_text("Job stats:\njob    count\nall    1\ntotal      212\n\nThis was a dry-run (flag -n).\n")
+    assert gpu_check.workflow_record(planned, tmp_path / "none") == {
+        "dry_run": True, "jobs_done": 0, "jobs_planned": 212, "failed_rules": [], "table1": None,
+        "compute_ledger": None}
+    gpu_check.write_json(tmp_path / "workflow.json", {"status": "failed", "seconds": 300, "has_result": True, **rec})
+    text, ok = gpu_check.summary(tmp_path, ["workflow"])
+    assert not ok and "210 of 212 jobs done; FAILED rules: ['pretrain']" in text and "  | Default | 37.7 |" in text
 
 
 def test_the_grids_rows_merge_in_order(tmp_path):

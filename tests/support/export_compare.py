@@ -3,8 +3,8 @@ holds both to: each within the rounding of the device's own kernels, measured la
 
 The reference is our encoder in float64 on the CPU. On a device each model's hidden states part
 from it by its kernels' rounding (TF32, fused attention), and a layer passes on what it received;
-so the bound at layer l is ``ROUNDINGS x`` the sum of what each layer up to l adds when it gets the
-exact input (our layer on the device, fed the float64 state before it), plus a floor. A model
+so the bound at layer l is ``support.rounding.rounding_bound`` of the sum of what each layer up to l
+adds when it gets the exact input (our layer on the device, fed the float64 state before it). A model
 computed otherwise (a weight mapped wrongly, a missing language input) parts from the reference
 by far more than its kernels' rounding. ``tests/test_export_huggingface.py`` shows the bound fail
 a perturbed export on the CPU; ``tests/test_gpu.py`` holds both models to it on CUDA."""
@@ -16,8 +16,7 @@ from pathlib import Path
 
 import torch
 
-ROUNDINGS = 4  # how many layers' worth of rounding a model may carry past the sum of its own
-FLOOR = 1e-6  # relative to the state's largest value: float32 against float64 at the first layer
+from support.rounding import rounding, rounding_bound
 
 
 def encode_batch(out: Path, info: dict, lang: str, sentences) -> dict:
@@ -31,6 +30,15 @@ def encode_batch(out: Path, info: dict, lang: str, sentences) -> dict:
                            padding=True, return_tensors="pt"))
     batch.update(language_inputs(info, lang, batch["input_ids"]))
     return batch
+
+
+def id_batch(ids: list[list[int]], pad: int) -> dict:
+    """Token ids of sentences as a padded batch with its attention mask (what :func:`ours` takes)."""
+    width = max(len(seq) for seq in ids)
+    tokens = torch.full((len(ids), width), pad, dtype=torch.long)
+    for r, seq in enumerate(ids):
+        tokens[r, : len(seq)] = torch.tensor(seq)
+    return {"input_ids": tokens, "attention_mask": tokens.ne(pad).long()}
 
 
 def ours(model_files, lang: str, batch: dict, device, dtype=torch.float32):
@@ -69,24 +77,26 @@ def layer_roundings(enc, lang: str, batch: dict, reference: list[torch.Tensor], 
     out = []
     with torch.no_grad():
         first = enc.encode(ids, lang, padding_mask=~mask)[0][mask].cpu()  # the embeddings alone
-        out.append(float((first.double() - reference[0]).abs().max()))
+        out.append(rounding(first, reference[0]))
         for i, layer in enumerate(layers):
             x = full.clone()
             x[mask.cpu()] = reference[i]
             y = layer(x.float().to(device), src_key_padding_mask=~mask)[mask].cpu()
-            out.append(float((y.double() - reference[i + 1]).abs().max()))
+            out.append(rounding(y, reference[i + 1]))
         logits = core.output_layer(reference[len(layers)].float().to(device), lid).cpu()
-        out.append(float((logits.double() - reference[-1]).abs().max()))
+        out.append(rounding(logits, reference[-1]))
     return out
 
 
 def assert_within_rounding(name: str, got: list[torch.Tensor], reference: list[torch.Tensor],
-                           roundings: list[float]) -> None:
-    """``got`` (hidden states, then logits) within the bound above of the float64 ``reference``;
-    the logits carry the states' rounding and the head's own."""
+                           roundings: list[float], logits: bool = True) -> None:
+    """``got`` (hidden states, then logits; ``logits`` False: the states alone) within the bound
+    above of the float64 ``reference``; the logits carry the states' rounding and the head's own.
+    A mean of states (a sentence's features) is within the bound of its states."""
     for i, (g, r) in enumerate(zip(got, reference, strict=True)):
-        carried = sum(roundings[: i + 1]) if i < len(got) - 1 else sum(roundings)
-        bound = ROUNDINGS * carried + FLOOR * float(r.abs().max())
-        apart = float((g.double() - r).abs().max())
-        what = "logits" if i == len(got) - 1 else f"layer {i}"
+        last = logits and i == len(got) - 1
+        carried = sum(roundings) if last else sum(roundings[: i + 1])
+        bound = rounding_bound(carried, float(r.abs().max()))
+        apart = rounding(g, r)
+        what = "logits" if last else f"layer {i}"
         assert apart <= bound, f"{name}, {what}: {apart:.3g} from the float64 reference, bound {bound:.3g}"

@@ -121,26 +121,21 @@ def bert_config(encoder, dictionary):
     )
 
 
-def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
-    """``encoder``'s weights under ``BertForMaskedLM``'s names (the tied decoder weight and bias
-    are the word embeddings and ``cls.predictions.bias``): the dictionary's rows only, without the
-    rows that pad the tables to a multiple of ``--vocab-multiple``."""
-    vocab = encoder.vocab_size
+def bert_body_state_dict(encoder, rows: int | None = None) -> dict[str, torch.Tensor]:
+    """``encoder``'s embeddings and layers under ``BertModel``'s names: the first ``rows`` rows of
+    the token table (None: the dictionary's; a benchmark keeps the padded rows), the language
+    embeddings as the token types (a single row of zeros for a model without them)."""
+    rows = encoder.vocab_size if rows is None else rows
     sd = {
-        "bert.embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight[:vocab],
-        "bert.embeddings.position_embeddings.weight": encoder.embed_positions[0].weight,
-        "bert.embeddings.token_type_embeddings.weight": (
+        "embeddings.word_embeddings.weight": encoder.embed_tokens[0].weight[:rows],
+        "embeddings.position_embeddings.weight": encoder.embed_positions[0].weight,
+        "embeddings.token_type_embeddings.weight": (
             encoder.embed_languages.weight if encoder.embed_languages is not None else torch.zeros(1, encoder.dim)),
-        "bert.embeddings.LayerNorm.weight": encoder.emb_layer_norm[0].weight,
-        "bert.embeddings.LayerNorm.bias": encoder.emb_layer_norm[0].bias,
-        "cls.predictions.bias": encoder.lm_bias[:vocab],
-        "cls.predictions.transform.dense.weight": encoder.lm_dense.weight,
-        "cls.predictions.transform.dense.bias": encoder.lm_dense.bias,
-        "cls.predictions.transform.LayerNorm.weight": encoder.lm_layer_norm.weight,
-        "cls.predictions.transform.LayerNorm.bias": encoder.lm_layer_norm.bias,
+        "embeddings.LayerNorm.weight": encoder.emb_layer_norm[0].weight,
+        "embeddings.LayerNorm.bias": encoder.emb_layer_norm[0].bias,
     }
     for i, layer in enumerate(encoder.shared_layers):
-        p = f"bert.encoder.layer.{i}."
+        p = f"encoder.layer.{i}."
         # torch packs query, key and value in one projection, in that order
         for name, w, b in zip(("query", "key", "value"), layer.self_attn.in_proj_weight.chunk(3),
                               layer.self_attn.in_proj_bias.chunk(3)):
@@ -151,6 +146,21 @@ def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
             module = layer.get_submodule(ours)
             sd[f"{p}{theirs}.weight"], sd[f"{p}{theirs}.bias"] = module.weight, module.bias
     return {k: v.detach().clone().float() for k, v in sd.items()}
+
+
+def bert_state_dict(encoder) -> dict[str, torch.Tensor]:
+    """``encoder``'s weights under ``BertForMaskedLM``'s names (the tied decoder weight and bias
+    are the word embeddings and ``cls.predictions.bias``): the dictionary's rows only, without the
+    rows that pad the tables to a multiple of ``--vocab-multiple``."""
+    sd = {f"bert.{k}": v for k, v in bert_body_state_dict(encoder).items()}
+    head = {
+        "cls.predictions.bias": encoder.lm_bias[: encoder.vocab_size],
+        "cls.predictions.transform.dense.weight": encoder.lm_dense.weight,
+        "cls.predictions.transform.dense.bias": encoder.lm_dense.bias,
+        "cls.predictions.transform.LayerNorm.weight": encoder.lm_layer_norm.weight,
+        "cls.predictions.transform.LayerNorm.bias": encoder.lm_layer_norm.bias,
+    }
+    return {**sd, **{k: v.detach().clone().float() for k, v in head.items()}}
 
 
 def xlm_config(encoder, dictionary, languages: list[str]):
