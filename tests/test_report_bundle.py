@@ -98,6 +98,26 @@ def test_a_bundle_of_another_config_is_refused_with_the_keys_that_differ(run):
     assert check_bundle(tmp / "bundle.tar.gz", {**CFG, "bundle": "elsewhere.tar.gz"}).files == sorted(files)
 
 
+def test_a_bundle_remade_from_a_bundle_keeps_the_results_commit_and_may_reword_the_report(run):
+    """`snakemake --config bundle=<archive> bundle`: the same results, the report re-made by this
+    checkout; the manifest keeps the commit they were computed at, the shipped config reads as a
+    run's (no `bundle`), and a report-only key (its note) may differ where a results key may not."""
+    tmp, files = run
+    first = write_bundle(files, "first.tar.gz", CFG, tmp)
+    assert first["results_commit"] == first["commit"]
+    members = tar_members(tmp / "first.tar.gz")
+    members[MANIFEST] = json.dumps({**json.loads(members[MANIFEST]), "commit": "0ld",
+                                    "results_commit": "0ld"}).encode()
+    tar_rewrite(tmp / "first.tar.gz", members)
+    reworded = {**CFG, "bundle": str(tmp / "first.tar.gz"), "report": {"note": "Synthetic."}}
+    assert check_bundle(tmp / "first.tar.gz", reworded).files == sorted(files)
+    again = write_bundle(files, "again.tar.gz", reworded, tmp)
+    assert again["results_commit"] == "0ld" and again["commit"] != "0ld"
+    assert yaml.safe_load(tar_members(tmp / "again.tar.gz")[CONFIG])["bundle"] is None
+    with pytest.raises(InputError, match="keys model differ"):
+        check_bundle(tmp / "first.tar.gz", {**reworded, "model": {"dim": 16, "layers": 2}})
+
+
 def test_what_is_not_a_bundle_is_one_clear_error(tmp_path):
     junk = tmp_path / "bundle.tar.gz"
     junk.write_bytes(b"not a gzip file")

@@ -1,7 +1,7 @@
 """A finished run as a small archive: the files the report stage reads and nothing it could
 recompute (fine-tuning results, Section 5 and Liu et al. results, anchor counts, the ledger's
 benchmark files and the declared outputs it waits for), the resolved config, and a manifest
-(each file's sha256, the repository commit, the config's digest, the versions). It also carries
+(each file's sha256, the repository commit and the one the results were computed at, the config's digest, the versions). It also carries
 the report's tables and the CSV beside each figure (its plotted points; manifest key ``report``),
 so the numbers travel with the archive; those are outputs of the report rules, never unpacked: a
 report rebuilt from the bundle writes them again, byte for byte (``xling.report.rebuild`` checks).
@@ -37,15 +37,32 @@ CONFIG = "bundle/config.yaml"
 FORMAT = 1
 
 
+# keys that say nothing about the results: ``bundle`` names the archive itself, ``report`` only how
+# the report is worded (its note, findings per pair), so a report can be re-made from a bundle with them
+NOT_RESULTS = ("bundle", "report")
+
+
 def config_digest(cfg: Mapping) -> str:
-    """sha256 of the resolved config, without the ``bundle`` key that names the archive itself."""
-    body = {k: v for k, v in cfg.items() if k != "bundle"}
+    """sha256 of the resolved config, without the keys that do not shape the results (NOT_RESULTS)."""
+    body = {k: v for k, v in cfg.items() if k not in NOT_RESULTS}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def config_yaml(cfg: Mapping) -> str:
-    """The resolved config as the bundle holds it (and as --configfile reads it back)."""
-    return yaml.safe_dump(dict(cfg), sort_keys=False, allow_unicode=True)
+    """The resolved config as the bundle holds it (and as --configfile reads it back): ``bundle``
+    unset, as a run that computed its results has it, even when this bundle is re-made from another."""
+    body = {**cfg, "bundle": None} if "bundle" in cfg else dict(cfg)
+    return yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
+
+
+def _results_commit(cfg: Mapping, commit: str) -> str:
+    """The commit the results were computed at: this checkout's, or, for a bundle re-made from
+    another (``bundle=<archive>``: the same results, the report re-made), that archive's."""
+    source = cfg.get("bundle")
+    if not source:
+        return commit
+    manifest = json.loads(_read(Path(source))[MANIFEST])
+    return manifest.get("results_commit", manifest.get("commit", "unknown"))
 
 
 def _sha256(data: bytes) -> str:
@@ -96,11 +113,13 @@ def write_bundle(files: Iterable[str | Path], out: str | Path, cfg: Mapping, rep
     if both:
         raise InputError(out, None, "report files apart from the report's inputs", both[0])
     config_text = config_yaml(cfg).encode()
+    commit = _commit(Path(repo))
     manifest = {
         "format": FORMAT,
         "run_name": cfg.get("run_name"),
         "config_sha256": config_digest(cfg),
-        "commit": _commit(Path(repo)),
+        "commit": commit,
+        "results_commit": _results_commit(cfg, commit),
         "versions": _versions(),
         **dict(extra or {}),
         "files": {name: {"sha256": _sha256(data), "bytes": len(data)} for name, data in entries.items()},
@@ -199,7 +218,7 @@ def check_bundle(archive: str | Path, cfg: Mapping) -> Bundle:
     if manifest.get("config_sha256") != want and config_digest(_with_defaults(theirs)) != config_digest(
             _with_defaults(cfg)):
         theirs, ours = _with_defaults(theirs), _with_defaults(cfg)
-        differ = sorted(k for k in set(theirs) | set(ours) if k != "bundle" and theirs.get(k) != ours.get(k))
+        differ = sorted(k for k in set(theirs) | set(ours) if k not in NOT_RESULTS and theirs.get(k) != ours.get(k))
         # every key, uncut (InputError shortens what it got): the user compares them with their files
         raise InputError(archive, None, f"a bundle made with the config it is used with; it was made with "
                          f"another config: keys {', '.join(differ) or '(order or defaults)'} differ. "
