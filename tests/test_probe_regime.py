@@ -41,9 +41,12 @@ def test_probe_points_are_overlays_with_their_own_run():
     assert over["seeds"] == {"pretrain": [1], "finetune": [1]}
     # the real study's probe: every point reads one mirror of real files, and trains Default en-fr only
     real = yaml.safe_load((REPO / "config" / "probes" / "regime_real.yaml").read_text(encoding="utf-8"))
-    over = probe_regime.overlay(real, "width128")
+    over = probe_regime.overlay(real, "w128")
     assert over["download"] == {"mirror": "results/real/mirror"} and "licensed" not in over
     assert over["pair_rows"] == {"en-fr": ["default"]} and over["model"]["dim"] == 128
+    # common's recipe under the point's own length: 1,000 updates of 32 sentences (4 epochs of 250)
+    assert over["pretrain"] == {"batch_size_per_gpu": 32, "streams_per_epoch_per_gpu": 8000, "warmup_updates": 250,
+                                "max_epoch": 4}
 
 
 def test_probe_tabulates_the_mean_and_spread_over_pretraining_seeds(tmp_path):
