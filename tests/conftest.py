@@ -65,6 +65,15 @@ def one_thread():
     torch.set_num_threads(SESSION_THREADS)
 
 
+@pytest.fixture
+def no_dropout(monkeypatch):
+    """The fine-tuning heads without dropout (the toy encoders have none): training is deterministic."""
+    import xling.finetune.tasks as tasks_module
+
+    monkeypatch.setattr(tasks_module, "HEAD_DROPOUT", 0.0)
+    monkeypatch.setattr(tasks_module, "PARSER_DROPOUT", 0.0)
+
+
 # --- the shared slice runs ---------------------------------------------------------------------
 # `slice_run`: the demo's slice (support/slice.py), run once for the whole session; `slice_report_run`:
 # a copy of it with the report stage (`bundle report`) run on top, once too. Both are only read by

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support.real_section5 import freedict_tarball, overlay
+from support.real_section5 import demo_with_real_section5, freedict_tarball
 from support.script_run import run_script
 from support.shared_data import FREEDICT, needs
 from xling import config as xcfg
@@ -95,15 +95,9 @@ def test_lowercased_pairs_add_their_weights():
 
 # --- the config --------------------------------------------------------------------------------
 
-PAPER = xcfg.load_yaml(xcfg.REPO / "config" / "config.yaml")
-DEMO = xcfg.load_yaml(xcfg.REPO / "config" / "demo.yaml")
-
-
 @pytest.fixture
 def real(tmp_path) -> dict:
-    cfg = xcfg.merge(xcfg.merge(PAPER, DEMO), overlay(tmp_path))
-    xcfg.validate(copy.deepcopy(cfg))
-    return cfg
+    return demo_with_real_section5(tmp_path)
 
 
 def test_a_target_without_a_dictionary_is_left_out_of_figure4(real):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support.real_section5 import overlay
+from support.real_section5 import demo_with_real_section5
 from support.script_run import run_script
 from support.shared_data import PUD, TATOEBA, UD, needs
 from xling import config as xcfg
@@ -125,9 +125,7 @@ DEMO = xcfg.load_yaml(xcfg.REPO / "config" / "demo.yaml")
 @pytest.fixture
 def real(tmp_path) -> dict:
     """The demo with the real study's Section 5 (support.real_section5), valid as it is."""
-    cfg = xcfg.merge(xcfg.merge(PAPER, DEMO), overlay(tmp_path))
-    xcfg.validate(copy.deepcopy(cfg))
-    return cfg
+    return demo_with_real_section5(tmp_path)
 
 
 def problems(cfg: dict, mutate) -> list[str]:

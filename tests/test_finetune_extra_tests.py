@@ -15,18 +15,11 @@ from types import SimpleNamespace
 import pytest
 from test_finetune_grid import EAGER, HP, tiny_encoder
 
-import xling.finetune.tasks as tasks_module
 from support.toy_tasks import LANGS, files, job, per_word, write_task_dir
 from xling.finetune import GridSettings, TaskFiles, finetune_grid, run_grid
 from xling.report.collect import read_result
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def no_dropout(monkeypatch):
-    monkeypatch.setattr(tasks_module, "HEAD_DROPOUT", 0.0)
-    monkeypatch.setattr(tasks_module, "PARSER_DROPOUT", 0.0)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import torch
 
-import xling.finetune.tasks as tasks_module
 from support.tiny_checkpoint import BERT_OPTIONS
 from support.toy_tasks import LANGS, WORDS, files, finetune_one, job, per_word, write_task_dir
 from xling.config import grid_cells, hp_id, load_yaml
@@ -38,13 +37,6 @@ HP = {  # three cells of one batch size, as a grid job gets them
     "ner": [{"batch_size": 8, "lr": lr} for lr in (1e-4, 1e-3, 3e-3)],
     "parsing": [{"batch_size": 8, "lr": lr, "arc_mlp": 16, "label_mlp": 8} for lr in (1e-4, 1e-3, 3e-3)],
 }
-
-
-@pytest.fixture
-def no_dropout(monkeypatch):
-    """The task heads without dropout (the encoders below have none): training is deterministic."""
-    monkeypatch.setattr(tasks_module, "HEAD_DROPOUT", 0.0)
-    monkeypatch.setattr(tasks_module, "PARSER_DROPOUT", 0.0)
 
 
 @pytest.fixture(scope="module")

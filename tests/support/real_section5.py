@@ -6,10 +6,12 @@ run's corpus; Figure 5 and en′ left out. Its downloads are ``file://`` URLs of
 
 from __future__ import annotations
 
+import copy
 import tarfile
 from pathlib import Path
 
 from support.shared_data import FREEDICT, PUD
+from xling import config as xcfg
 
 # the directions the real study has (FreeDict's eng-deu is not in ../shared/data: en-de is left out)
 FREEDICT_DIRECTIONS = {"en-fr": "eng-fra", "en-ru": "eng-rus"}
@@ -49,3 +51,11 @@ def overlay(tmp: Path) -> dict:
         "codeswitch": {"freedict": freedict},
         "downloads": downloads,
     }
+
+
+def demo_with_real_section5(tmp: Path) -> dict:
+    """config/config.yaml with config/demo.yaml and the overlay merged, checked valid as it is."""
+    paper = xcfg.load_yaml(xcfg.REPO / "config" / "config.yaml")
+    cfg = xcfg.merge(xcfg.merge(paper, xcfg.load_yaml(xcfg.REPO / "config" / "demo.yaml")), overlay(tmp))
+    xcfg.validate(copy.deepcopy(cfg))
+    return cfg

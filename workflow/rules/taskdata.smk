@@ -148,27 +148,28 @@ if NER_LEVOW:
             "../scripts/taskdata_ner_levow.py"
 
 
-if UD_ARCHIVE_LANGS:
-
-    rule taskdata_parsing:
-        input:
-            ud=downloaded("ud"),
-        output:
-            [f"{R}/tasks/parsing/{{lang}}/{s}.conllu" for s in TD_SPLITS],
-        log:
-            f"{LOGS}/tasks/parsing_{{lang}}.log",
-        wildcard_constraints:
-            lang="|".join(UD_ARCHIVE_LANGS),
-        conda:
-            "../../envs/corpus.yaml"
-        threads: 1
-        resources:
-            **res_single("download"),
-        params:
-            treebank=lambda wc: config["finetune"]["parsing"]["treebanks"][wc.lang],
-            splits=config["taskdata"]["ud_splits"],
-        script:
-            "../scripts/taskdata_parsing.py"
+# At the top level whatever the config (its code, as Snakemake records it, is that of the runs
+# before single-file treebanks existed, so their parsing task files stay finished); with no
+# language from the archive its wildcard matches nothing
+rule taskdata_parsing:
+    input:
+        ud=downloaded("ud"),
+    output:
+        [f"{R}/tasks/parsing/{{lang}}/{s}.conllu" for s in TD_SPLITS],
+    log:
+        f"{LOGS}/tasks/parsing_{{lang}}.log",
+    wildcard_constraints:
+        lang="|".join(UD_ARCHIVE_LANGS) or "(?!)",
+    conda:
+        "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        **res_single("download"),
+    params:
+        treebank=lambda wc: config["finetune"]["parsing"]["treebanks"][wc.lang],
+        splits=config["taskdata"]["ud_splits"],
+    script:
+        "../scripts/taskdata_parsing.py"
 
 
 if UD_FILE_LANGS:

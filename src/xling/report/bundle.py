@@ -1,10 +1,11 @@
 """A finished run as a small archive: the files the report stage reads and nothing it could
 recompute (fine-tuning results, Section 5 and Liu et al. results, anchor counts, the ledger's
 benchmark files and the declared outputs it waits for), the resolved config, and a manifest
-(each file's sha256, the repository commit and the one the results were computed at, the config's digest, the versions). It also carries
-the report's tables and the CSV beside each figure (its plotted points; manifest key ``report``),
-so the numbers travel with the archive; those are outputs of the report rules, never unpacked: a
-report rebuilt from the bundle writes them again, byte for byte (``xling.report.rebuild`` checks).
+(each file's sha256, the repository commit and the one the results were computed at, the config's
+digest, the versions). It also carries the report's tables and the CSV beside each figure (its
+plotted points; manifest key ``report``), so the numbers travel with the archive; those are
+outputs of the report rules, never unpacked: a report rebuilt from the bundle writes them again,
+byte for byte (``xling.report.rebuild`` checks).
 
 ``write_bundle`` makes it; ``check_bundle`` verifies an archive against the config it is used with
 (every listed file present with its sha256, nothing else, the same config) before anything is
