@@ -6,8 +6,8 @@ pretraining jobs of its second part, each part's JSON and the one-screen summary
     python bench/gpu_check.py record OUT PART STATUS SECONDS [--raw RAW] [--note TEXT] [--estimate S]
     python bench/gpu_check.py tests RAW JUNIT_XML           # pytest's junit report as JSON
     python bench/gpu_check.py workflow RAW LOG RESULTS       # make demo GPUS=1: its jobs, Table 1
-    python bench/gpu_check.py merge-rows RAW ROWS.json ...  # the grid's rows, one benchmark run each
-    python bench/gpu_check.py merge-runs RAW RUN.json ...   # the pretraining A/Bs, one benchmark run each
+    python bench/gpu_check.py merge-rows RAW ROWS.json ...  # the grid's rows, one benchmark run each; prints how many
+    python bench/gpu_check.py merge-runs RAW RUN.json ...   # the pretraining A/Bs, one run each; prints how many
     python bench/gpu_check.py rows-from-log LOG OUT --device NAME   # a cut grid part's rows, from its log
     python bench/gpu_check.py summary OUT [PART ...]         # OUT/summary.txt; exit status 1 on FAIL
 
@@ -540,11 +540,11 @@ def main(argv=None) -> None:
     elif args.what == "tests":
         write_json(args.raw, tests_record(args.junit, args.running))
     elif args.what == "merge-rows":
-        merge_rows(args.raw, args.files)
+        print(len(merge_rows(args.raw, args.files)["rows"]))  # what the part's line reports
     elif args.what == "workflow":
         write_json(args.raw, workflow_record(args.log, args.results))
     elif args.what == "merge-runs":
-        merge_runs(args.raw, args.files)
+        print(len(merge_runs(args.raw, args.files)["runs"]))
     elif args.what == "rows-from-log":
         write_json(args.out, rows_from_log(args.log, args.device))
     else:

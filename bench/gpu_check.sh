@@ -252,9 +252,7 @@ for part in $PARTS; do
         ((rc_row == 124 || rc_row == 137)) && break
       done
       LIMIT=$part_limit
-      "$PY" bench/gpu_check.py merge-rows "$WORK/grid.raw.json" "${rows_json[@]}" >> "$LOG" 2>&1
-      rows=$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["rows"]))' "$WORK/grid.raw.json" \
-        2> /dev/null || echo 0)
+      rows=$("$PY" bench/gpu_check.py merge-rows "$WORK/grid.raw.json" "${rows_json[@]}" 2>> "$LOG") || rows=0
       end_part grid $rc "$WORK/grid.raw.json" "$rows of ${#GRID_ROWS[@]} row(s) measured"
     fi ;;
   # --- the pretraining step at the paper's shapes, beside the plain step and transformers ---------------------
@@ -282,9 +280,7 @@ for part in $PARTS; do
         ((rc_run == 124 || rc_run == 137)) && break
       done
       LIMIT=$part_limit
-      "$PY" bench/gpu_check.py merge-runs "$WORK/ab.raw.json" "${runs_json[@]}" >> "$LOG" 2>&1
-      n=$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["runs"]))' "$WORK/ab.raw.json" \
-        2> /dev/null || echo 0)
+      n=$("$PY" bench/gpu_check.py merge-runs "$WORK/ab.raw.json" "${runs_json[@]}" 2>> "$LOG") || n=0
       end_part ab $rc "$WORK/ab.raw.json" "$n of ${#AB_RUNS[@]} run(s) measured"
     fi ;;
   # --- whole pretraining jobs: bf16 to its end, fp16 stopped by SIGTERM -------------------------------

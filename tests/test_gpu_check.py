@@ -96,6 +96,8 @@ def test_every_part_runs_on_the_cpu_and_writes_its_json(tmp_path):
     assert killed["rc"] != 0 and killed["checks"]["stopped_with_message"] and killed["checks"]["checkpoint_kept"]
     for job in (done, killed):
         assert job["checks"]["no_process_left_10s_after"] and not job["survivors_after_10s"], job
+    # the parts of several benchmark runs count what they merged (the CPU's 2 grid rows, 1 A/B run)
+    assert "2 of 2 row(s) measured" in records["grid"]["note"] and "1 of 1 run(s) measured" in records["ab"]["note"]
     flow = records["workflow"]  # on a CPU the demo's jobs planned: make demo GPUS=1 as a dry run
     assert flow["dry_run"] and flow["jobs_planned"] == 212 and flow["failed_rules"] == [] and flow["table1"] is None
     ab = records["ab"]["runs"]
