@@ -76,7 +76,8 @@ def section(config_files: list[Path], pretrain_rate: Path, finetune_files: list[
 
     sched = schedule(config["pretrain"], config["model"])
     models = xcfg.bilingual_models(config)
-    table1 = sum(len(xcfg.row_seeds(config, s)) for s in config["settings"]) * len(config["pairs"])
+    table1 = sum(len(xcfg.row_seeds(config, s, p)) for s in config["settings"] for p in config["pairs"]
+                 if xcfg.trains(config, s, p))
     mono = len(xcfg.monolingual_models(config))
     ref_v = next(e for e in est["v"] if e.job.model == f"{models[0][0]}/{models[0][1]}")
     ref_m = next(e for e in est["m"] if e.job.model == ref_v.job.model)

@@ -155,6 +155,29 @@ def test_a_row_may_have_more_pretraining_seeds():
     assert "analysis.random_seed" in msg and "seeds.rows.default[1]" in msg
 
 
+def test_a_row_may_have_its_own_seeds_on_one_pair():
+    """seeds.pair_rows: a study gives its central pair more replicates than the others (config/real.yaml);
+    a pair's list wins over seeds.rows', which wins over seeds.pretrain."""
+    cfg = xcfg.merge(copy.deepcopy(PAPER), {"seeds": {"pretrain": [1, 3], "rows": {"default": [1, 3, 4, 5, 6]},
+                                                      "pair_rows": {"en-ru": {"default": [1, 3, 4]},
+                                                                    "en-zh": {"no_anchors": [1]}}}})
+    xcfg.validate(cfg)
+    assert xcfg.row_seeds(cfg, "default", "en-fr") == [1, 3, 4, 5, 6]
+    assert xcfg.row_seeds(cfg, "default", "en-ru") == [1, 3, 4]
+    assert xcfg.row_seeds(cfg, "no_anchors", "en-zh") == [1] and xcfg.row_seeds(cfg, "no_anchors", "en-fr") == [1, 3]
+    assert xcfg.row_seeds(cfg, "default") == [1, 3, 4, 5, 6]  # no pair: the most any pair trains
+    models = xcfg.bilingual_models(cfg)
+    assert [m[2] for m in models if m[:2] == ("default", "en-ru")] == [1, 3, 4]
+    assert [m[2] for m in models if m[:2] == ("no_anchors", "en-zh")] == [1]
+    assert "seeds.pair_rows.en-ru.default[2]" in xcfg.training_seeds(cfg)
+    msg = str(pytest.raises(ConfigError, xcfg.validate, xcfg.merge(copy.deepcopy(cfg), {
+        "seeds": {"pair_rows": {"en-ru": {"default": [3, 1]}}}})).value)
+    assert "config key 'seeds.pair_rows.en-ru.default': must start with seeds.pretrain's first seed (1)" in msg
+    msg = str(pytest.raises(ConfigError, xcfg.validate, xcfg.merge(copy.deepcopy(cfg), {
+        "seeds": {"pair_rows": {"en-xx": {"default": [1]}}}})).value)
+    assert "config key 'seeds.pair_rows.en-xx': not a pair of the config's languages" in msg
+
+
 def test_en_prime_from_one_source_only():
     both = xcfg.merge(copy.deepcopy(PAPER), {"analysis": {"en_paraphrase": "xnli_15way"}})
     with pytest.raises(ConfigError, match="either from a ready file"):

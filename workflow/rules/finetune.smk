@@ -80,7 +80,7 @@ def finetune_cells(settings=None, pairs=None, tasks=None):
         for t in tasks or TASKS
         if finetune_runs(t, p)
         for h in finetune_hp_ids(t)
-        for ps in xcfg.row_seeds(config, s)
+        for ps in xcfg.row_seeds(config, s, p)
         for fs in FSEEDS
     ]
 
@@ -95,7 +95,7 @@ def grid_jobs(settings=None, pairs=None):
         for t in TASKS
         if finetune_runs(t, p)
         for bs in cells_by_batch_size(config["finetune"][t])
-        for ps in xcfg.row_seeds(config, s)
+        for ps in xcfg.row_seeds(config, s, p)
         for fs in FSEEDS
     ]
 

@@ -195,12 +195,16 @@ def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
         elif "default" not in rows:
             yield f"config key 'pair_rows.{pair}': must train 'default', the row every Delta is taken against"
     first = pretrain_seed(cfg)
-    for row, listed in (cfg["seeds"].get("rows") or {}).items():
+    for key, row, listed in _seed_lists(cfg):
         if row not in cfg["settings"]:
-            yield f"config key 'seeds.rows.{row}': no such Table 1 row (settings: {', '.join(cfg['settings'])})"
+            yield f"config key '{key}': no such Table 1 row (settings: {', '.join(cfg['settings'])})"
         elif int(listed[0]) != first:
-            yield (f"config key 'seeds.rows.{row}': must start with seeds.pretrain's first seed ({first}), the "
+            yield (f"config key '{key}': must start with seeds.pretrain's first seed ({first}), the "
                    f"seed of the models trained once, got {listed[0]}")
+    for pair in cfg["seeds"].get("pair_rows") or {}:
+        if any(lang not in cfg["languages"] for lang in pair.split("-")):
+            yield (f"config key 'seeds.pair_rows.{pair}': not a pair of the config's languages "
+                   f"({', '.join(cfg['languages'])})")
     if cfg["monolingual"]["en_prime_seed"] == pretrain_seed(cfg):
         yield (f"config key 'monolingual.en_prime_seed': {cfg['monolingual']['en_prime_seed']} is the seed of "
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
@@ -446,16 +450,32 @@ def trains(cfg: Mapping[str, Any], setting: str, pair: str) -> bool:
     return rows is None or setting in rows
 
 
-def row_seeds(cfg: Mapping[str, Any], setting: str) -> list[int]:
-    """The pretraining seeds of a Table 1 row: ``seeds.rows``' list for it, else ``seeds.pretrain``."""
-    return [int(s) for s in (cfg["seeds"].get("rows") or {}).get(setting) or cfg["seeds"]["pretrain"]]
+def row_seeds(cfg: Mapping[str, Any], setting: str, pair: str | None = None) -> list[int]:
+    """The pretraining seeds of a Table 1 row (on ``pair``): ``seeds.pair_rows``' list for the row on
+    that pair, else ``seeds.rows``' for the row, else ``seeds.pretrain``. Without a pair: the most
+    any pair trains."""
+    seeds = cfg["seeds"]
+    if pair is None:
+        lists = [row_seeds(cfg, setting, p) for p in cfg["pairs"]]
+        return max(lists, key=len) if lists else row_seeds(cfg, setting, "")
+    listed = ((seeds.get("pair_rows") or {}).get(pair) or {}).get(setting)
+    return [int(s) for s in listed or (seeds.get("rows") or {}).get(setting) or seeds["pretrain"]]
+
+
+def _seed_lists(cfg: Mapping[str, Any]) -> Iterable[tuple[str, str, list]]:
+    """(config key, row, seeds) of every per-row seed list (seeds.rows, seeds.pair_rows)."""
+    for row, listed in (cfg["seeds"].get("rows") or {}).items():
+        yield f"seeds.rows.{row}", row, listed
+    for pair, rows in (cfg["seeds"].get("pair_rows") or {}).items():
+        for row, listed in rows.items():
+            yield f"seeds.pair_rows.{pair}.{row}", row, listed
 
 
 def training_seeds(cfg: Mapping[str, Any]) -> dict[str, int]:
     """Every seed a pretrained model of the run starts from, by the config key that sets it."""
     seeds = {f"seeds.pretrain[{i}]": int(s) for i, s in enumerate(cfg["seeds"]["pretrain"])}
-    for row, listed in (cfg["seeds"].get("rows") or {}).items():
-        seeds.update({f"seeds.rows.{row}[{i}]": int(s) for i, s in enumerate(listed)})
+    for key, _, listed in _seed_lists(cfg):
+        seeds.update({f"{key}[{i}]": int(s) for i, s in enumerate(listed)})
     seeds["monolingual.en_prime_seed"] = int(cfg["monolingual"]["en_prime_seed"])
     return seeds
 
@@ -483,7 +503,7 @@ def bilingual_models(cfg: Mapping[str, Any]) -> list[tuple[str, str, int]]:
     sharing), once, with the first seed."""
     seeds = [int(x) for x in cfg["seeds"]["pretrain"]]
     out = [(s, p, seed) for s in cfg["settings"] for p in cfg["pairs"] if trains(cfg, s, p)
-           for seed in row_seeds(cfg, s)]
+           for seed in row_seeds(cfg, s, p)]
     a = cfg["analysis"]
     for pair in figure7_pairs(cfg):
         setting = a["prime_setting"] if is_prime(pair) else a["bilingual_setting"]
