@@ -4,15 +4,11 @@ exit after it; a job that wrote no epoch record is an error, not a zero."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-spec = importlib.util.spec_from_file_location("bench_demo_jobs", Path(__file__).resolve().parents[1] / "bench" /
-                                              "bench_demo_jobs.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+from support import repo_module
+
+bench = repo_module.load("bench/bench_demo_jobs.py")
 
 STAMP = "2026-11-27 18:29:43 | INFO | "
 

@@ -5,23 +5,19 @@ benchmark whose engines do not agree stops with no rate. No timing is asserted."
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 import torch
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_finetune.py"
+from support import repo_module
+
 TINY = ["--layers", "1", "--dim", "32", "--heads", "2", "--ffn", "64", "--vocab", "200", "--steps", "2", "--rounds",
         "5", "--dev-examples", "8", "--startup-runs", "0", "--tasks", "ner", "--batches", "16"]
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_finetune", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return repo_module.load("bench/bench_finetune.py")
 
 
 def test_the_engines_agree_and_each_row_has_its_rates(tmp_path):

@@ -5,23 +5,17 @@ benchmark's to report."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 import torch
 
+from support import repo_module
 from xling.cluster.rates import rate_from_benchmark
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_pretrain.py"
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_pretrain", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return repo_module.load("bench/bench_pretrain.py")
 
 
 # Sep Emb also takes a batch a stream short before timing, as an epoch's last one; the shared model

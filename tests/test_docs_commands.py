@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from support import repo_module
 from xling import config as xcfg
 from xling.cluster import budget
 from xling.config import REPO
@@ -248,9 +249,7 @@ def test_the_readmes_budget_is_what_its_command_writes(monkeypatch):
                       readme)
     assert begin, "the README's budget begins with the command that wrote it"
     end = readme.index("<!-- /budget -->") + len("<!-- /budget -->") + 1
-    spec = importlib.util.spec_from_file_location("budget_readme", REPO / "scripts" / "budget_readme.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = repo_module.load("scripts/budget_readme.py")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         assert module.main(shlex.split(begin.group(1))[2:]) == 0

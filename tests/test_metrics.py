@@ -3,7 +3,6 @@ and the MST tree decoder."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import random
 from pathlib import Path
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 from seqeval.metrics import f1_score
 
-from xling.config import REPO
+from support import repo_module
 from xling.errors import InputError
 from xling.finetune.mst import _chu_liu_edmonds, decode_mst, is_tree, tree_score
 from xling.metrics import accuracy, attachment_scores, read_conllu_words, repair_bio, score_conllu_files, span_f1, spans
@@ -183,17 +182,10 @@ def test_mst_is_optimal_against_brute_force():
         assert tree_score(scores, heads) == pytest.approx(best)
 
 
-def _bench_mst():
-    spec = importlib.util.spec_from_file_location("bench_mst", REPO / "bench" / "bench_mst.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_mst_single_root_search_is_trying_every_root():
     """decode_mst's pruned search against the definition (bench/bench_mst.py's every_root: every word
     tried as ROOT's only child, the first best tree kept)."""
-    every_root = _bench_mst().every_root
+    every_root = repo_module.load("bench/bench_mst.py").every_root
     rng = np.random.default_rng(2)
     multi_root = 0
     for k in range(300):

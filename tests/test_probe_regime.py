@@ -1,16 +1,15 @@
 """The regime probe's table reads English only: the English validation perplexity of the
 pretraining log and the English dev score of each fine-tuning result."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import yaml
 
+from support import repo_module
+
 REPO = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("probe_regime", REPO / "scripts" / "probe_regime.py")
-probe_regime = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe_regime)
+probe_regime = repo_module.load("scripts/probe_regime.py")
 
 LOG = "".join(
     f'2026-11-26 09:1{i}:01 | INFO | valid_{lang} | {{"epoch": {i}, "valid_{lang}_loss": "5", '

@@ -1,19 +1,16 @@
 """scripts/seeds_needed.py: a pilot's result files -> each row's per-seed score (its grid cell best on
 English dev), their spread, and the seeds a contrast needs, against the definitions computed here."""
 
-import importlib.util
 import json
 import statistics
 from pathlib import Path
 
 import pytest
 
+from support import repo_module
 from xling.metrics.intervals import contrast_half_width
 
-REPO = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("seeds_needed", REPO / "scripts" / "seeds_needed.py")
-seeds_needed = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(seeds_needed)
+seeds_needed = repo_module.load("scripts/seeds_needed.py")
 
 # row -> per pretraining seed: (English dev, target test) of two grid cells; the first cell is best on
 # English dev except for no_anchors' seed 2, where the second is

@@ -9,5 +9,6 @@ shipped package ``xling``. Imported as ``support.<module>`` with ``tests/`` on s
 * ``slice``: the demo's slice run once per session for the end-to-end tests, and hard-link copies of it;
 * ``archive``: a bundle's members read and written back, to tamper with it in a test;
 * ``xdist_groups``: pytest-xdist's workers get whole groups of tests (tests/conftest.py assigns them);
+* ``repo_module``: a checkout's script (``bench/``, ``scripts/``) imported by its path;
 * ``shared_data``: where ``../shared/data`` (real ELTeC, FreeDict...) is, and a skip when it is absent.
 """

@@ -186,8 +186,7 @@ def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
     for pair, rows in (cfg.get("pair_rows") or {}).items():
         # a pair the run does not train may keep its entry (an overlay narrowing `pairs` cannot
         # delete it), but its languages must be the config's (a misspelt pair)
-        if any(lang not in cfg["languages"] for lang in pair.split("-")):
-            yield f"config key 'pair_rows.{pair}': not a pair of the config's languages ({', '.join(cfg['languages'])})"
+        yield from _foreign_pair(cfg, f"pair_rows.{pair}", pair)
         unknown = [r for r in rows if r not in cfg["settings"]]
         if unknown:
             yield (f"config key 'pair_rows.{pair}': no such Table 1 row {unknown[0]!r} "
@@ -202,12 +201,16 @@ def _language_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
             yield (f"config key '{key}': must start with seeds.pretrain's first seed ({first}), the "
                    f"seed of the models trained once, got {listed[0]}")
     for pair in cfg["seeds"].get("pair_rows") or {}:
-        if any(lang not in cfg["languages"] for lang in pair.split("-")):
-            yield (f"config key 'seeds.pair_rows.{pair}': not a pair of the config's languages "
-                   f"({', '.join(cfg['languages'])})")
+        yield from _foreign_pair(cfg, f"seeds.pair_rows.{pair}", pair)
     if cfg["monolingual"]["en_prime_seed"] == pretrain_seed(cfg):
         yield (f"config key 'monolingual.en_prime_seed': {cfg['monolingual']['en_prime_seed']} is the seed of "
                f"the other monolingual models (seeds.pretrain[0]); en′ must differ from en by its seed")
+
+
+def _foreign_pair(cfg: Mapping[str, Any], key: str, pair: str) -> Iterable[str]:
+    """A problem when ``pair`` (the entry under ``key``) is not two of the config's languages."""
+    if any(lang not in cfg["languages"] for lang in pair.split("-")):
+        yield f"config key '{key}': not a pair of the config's languages ({', '.join(cfg['languages'])})"
 
 
 def _source_problems(cfg: Mapping[str, Any]) -> Iterable[str]:
