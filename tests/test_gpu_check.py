@@ -263,14 +263,18 @@ def interrupted_session(tmp_path, tests: str, long: int, *args: str) -> dict:
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
                              "support.running_test", f"--junitxml={report}", *args, "test_cut.py"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # Deadlines, not counts of polls: under a loaded suite pytest-xdist takes tens of seconds to bring
+    # up its workers and to take them down, and an interrupt sent before both long tests run tests
+    # nothing. The long tests sleep past both deadlines, so a session that ran them out passes no check.
     try:
-        for _ in range(1200):
-            if running.is_file() and running.read_text().count("test_long") == long:
-                break
+        start = time.monotonic()
+        while not (running.is_file() and running.read_text().count("test_long") == long):
+            assert proc.poll() is None and time.monotonic() - start < 240, \
+                f"pytest never ran {long} long tests at once: {proc.poll()=}"
             time.sleep(0.05)
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        out = proc.communicate(timeout=60)[0].decode()
+        out = proc.communicate(timeout=240)[0].decode()
     finally:
         proc.kill()
     rec = gpu_check.tests_record(report, running)
@@ -278,7 +282,7 @@ def interrupted_session(tmp_path, tests: str, long: int, *args: str) -> dict:
     return rec
 
 
-CUT = "import time\n\ndef test_quick():\n    pass\n\ndef test_long():\n    time.sleep(120)\n\n"
+CUT = "import time\n\ndef test_quick():\n    pass\n\ndef test_long():\n    time.sleep(900)\n\n"
 
 
 def test_an_interrupted_pytest_session_names_the_test_it_cut(tmp_path):
@@ -293,7 +297,7 @@ def test_an_interrupted_parallel_session_names_every_test_it_cut(tmp_path):
     """make test-gpu runs its tests on several pytest-xdist workers: an interrupt cuts each test
     running, the report leaves each unnamed, and the check names every one (the controller keeps
     the running tests; a worker writes nothing)."""
-    rec = interrupted_session(tmp_path, CUT + "def test_long2():\n    time.sleep(120)\n", 2, "-n", "2")
+    rec = interrupted_session(tmp_path, CUT + "def test_long2():\n    time.sleep(900)\n", 2, "-n", "2")
     outcomes = sorted((c["test"], c["outcome"]) for c in rec["cases"])
     assert outcomes == [("test_cut::test_long", "cut"), ("test_cut::test_long2", "cut"),
                         ("test_cut::test_quick", "passed")], rec["output"]
