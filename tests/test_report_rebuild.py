@@ -117,14 +117,16 @@ def test_a_published_bundle_rebuilds_its_report_byte_for_byte(archive, tmp_path,
     assert code == 0 and out.out.splitlines()[-1].startswith("PASS"), out.out + out.err[-3000:]
 
 
-# the docs' copies of demo-full's report: docs page -> the report file it copies
-DOCS_COPIES = {"docs/demo_full_table1.md": "results/demo_full/report/table1.md",
-               "docs/demo_full_findings.md": "results/demo_full/report/findings.md"}
+# the docs' copies of a published run's report: docs page -> (the run, its report file)
+DOCS_COPIES = {"docs/demo_full_table1.md": ("demo_full", "table1.md"),
+               "docs/demo_full_findings.md": ("demo_full", "findings.md")}
 
 
 @pytest.mark.parametrize("page", sorted(DOCS_COPIES))
-def test_the_docs_quote_the_published_demo_full_report(page):
-    """What docs/demo.md links as demo-full's Table 1 and findings is the published bundle's report."""
-    archive = REPO / "results-published/demo_full/bundle.tar.gz"
+def test_the_docs_quote_the_published_reports(page):
+    """What docs/demo.md and docs/real.md link as a run's Table 1 and findings is its published
+    bundle's report, byte for byte."""
+    run, name = DOCS_COPIES[page]
+    archive = REPO / "results-published" / run / "bundle.tar.gz"
     bundle = check_bundle(archive, yaml.safe_load(shipped_config(archive).read_text(encoding="utf-8")))
-    assert bundle.report_bytes()[DOCS_COPIES[page]] == (REPO / page).read_bytes()
+    assert bundle.report_bytes()[f"results/{run}/report/{name}"] == (REPO / page).read_bytes()
