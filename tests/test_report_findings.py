@@ -104,6 +104,21 @@ def test_claims_on_planted_rows(seeded):
     assert found["5"].per_task == {"xnli": FAILS}
 
 
+def test_a_pair_trained_on_some_rows_is_judged_on_those(seeded):
+    """A pair trained on the central rows only (config/real.yaml's en-de and en-ru): claims 1 and 2
+    are judged on the rows it has, and say which they leave out, instead of not being judged."""
+    central = {"default", "no_anchors", "sep_l1_6", "sep_emb_l1_6"}
+    t = build_table1(aggregate([c for c in collect_results(seeded) if c.setting in central], 1),
+                     SETTINGS, LABELS, ["en-fr"], ["xnli"])
+    found = {f.claim.split(".")[0]: f for f in table1_findings(t, SEPARATE)}
+    assert found["1"].status == HOLDS and found["1"].estimate.estimate == pytest.approx(45.0 - 33.5)
+    assert found["1"].detail == ("nearest to failing: Sep L1 6; judged on the rows trained here, not on "
+                                 "Wiki Cc, Extra Anchors")
+    assert found["2"].status == HOLDS and found["2"].estimate.estimate == pytest.approx(60.0 - 45.0)
+    assert "not on" not in found["2"].detail  # every Sep row of SEP is trained here
+    assert found["4"].status == NOT_RUN  # a row the pair was not trained on is still said not run
+
+
 def test_a_single_replicate_is_never_conclusive(seeded):
     t = build_table1(aggregate([c for c in collect_results(seeded) if c.pretrain_seed == 1], 1),
                      SETTINGS, LABELS, ["en-fr"], ["xnli"])
