@@ -119,7 +119,9 @@ def test_a_published_bundle_rebuilds_its_report_byte_for_byte(archive, tmp_path,
 
 # the docs' copies of a published run's report: docs page -> (the run, its report file)
 DOCS_COPIES = {"docs/demo_full_table1.md": ("demo_full", "table1.md"),
-               "docs/demo_full_findings.md": ("demo_full", "findings.md")}
+               "docs/demo_full_findings.md": ("demo_full", "findings.md"),
+               "docs/real_table1.md": ("real", "table1.md"),
+               "docs/real_findings.md": ("real", "findings.md")}
 
 
 @pytest.mark.parametrize("page", sorted(DOCS_COPIES))
