@@ -136,7 +136,8 @@ def table1_findings(t: Table1, separate: Mapping[str, Mapping], baseline: str = 
     # claims 1 and 2 quantify over the rows: on a pair trained on some rows only (pair_rows) they are
     # judged on those, saying which they leave out, rather than not judged at all
     trained = [s for s in t.settings if any(t.row_replicates.get((s, k)) for k in t.tasks)]
-    sep = [s for s in trained if separate[s]["embeddings"] or int(separate[s]["layers"]) > 0]
+    every_sep = [s for s in t.settings if separate[s]["embeddings"] or int(separate[s]["layers"]) > 0]
+    sep = [s for s in every_sep if s in trained]
     worst = "sep_emb_l1_6"
 
     def left_out(named: Sequence[str]) -> list[str]:
@@ -158,7 +159,7 @@ def table1_findings(t: Table1, separate: Mapping[str, Mapping], baseline: str = 
     out.append(_claim(rows, t.tasks, "2. Every Sep* row is below Default",
                       "Default minus each Sep row (points, mean over tasks), the nearest row shown",
                       {labels[s]: {D: 1.0, s: -1.0} for s in sep if s != D},
-                      left_out([s for s in t.settings if separate[s]["embeddings"] or int(separate[s]["layers"]) > 0])))
+                      left_out(every_sep)))
     if "no_anchors" in t.settings and "sep_l1_6" in t.settings:
         out.append(_claim(rows, t.tasks, "3. No anchors loses less than half of what Sep L1-6 loses against Default "
                           "(the paper: No anchors stays close to Default)",
