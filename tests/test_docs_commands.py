@@ -72,6 +72,8 @@ SKIPPED = {
                                 "tests/test_analysis_external.py plans the rows on local stand-ins)",
     "make demo-real      #": "the real-language study: hours on 2 cores, and its mirror fetches FreeDict's packages "
                              "from deb.debian.org (tests/test_workflow_real_plan.py plans it)",
+    "xling.handover pack": "packs a run stopped halfway (make demo-full's is hours of training); "
+                           "tests/test_handover.py packs, unpacks and plans a toy workflow stopped halfway",
     "gpu_node_wheels.sh demo": "downloads make demo's ~33 MiB of wheels for the GPU machine, minutes (the same "
                                "script's tests group runs here: docs/benchmarks.md's block above it)",
 }

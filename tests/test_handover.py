@@ -1,0 +1,203 @@
+"""Moving an unfinished run to another checkout (xling.handover): a toy workflow run halfway,
+packed, unpacked into a fresh clone, and planned there as it was planned before the pack."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from xling.errors import InputError
+from xling.handover import compare_plans, dry_run, main, pack, parse_dry_run, read_manifest, unpack
+
+# A model (a big checkpoint beside its done.json) with one consumer, and data for a second job:
+# every step a script, so that a fresh checkout's new script times would rerun them.
+SNAKEFILE = """
+rule all:
+    input: "results/toy/report.txt"
+
+rule model:
+    output: "results/toy/model/done.json", "results/toy/model/checkpoint.bin"
+    script: "scripts/step.py"
+
+rule consumer:
+    input: "results/toy/model/done.json"
+    output: "results/toy/consumer.txt"
+    script: "scripts/step.py"
+
+rule data:
+    output: "results/toy/data.txt"
+    script: "scripts/step.py"
+
+rule late:
+    input: "results/toy/data.txt"
+    output: "results/toy/late.txt"
+    script: "scripts/step.py"
+
+rule report:
+    input: "results/toy/consumer.txt", "results/toy/late.txt"
+    output: "results/toy/report.txt"
+    script: "scripts/step.py"
+"""
+STEP = """
+from pathlib import Path
+for out in snakemake.output:
+    Path(out).write_bytes(b"x" * (200_000 if out.endswith(".bin") else 10))
+"""
+DRY_RUN = """Building DAG of jobs...
+Job stats:
+job      count
+-----  -------
+all          1
+total        1
+
+[Tue Dec  1 20:22:16 2026]
+localrule late:
+    input: results/toy/data.txt
+    output: results/toy/late.txt
+    jobid: 2
+    reason: Missing output files: results/toy/late.txt
+    resources: tmpdir=/tmp
+
+rule report:
+    input: results/toy/consumer.txt, results/toy/late.txt
+    output: results/toy/report.txt
+    jobid: 1
+
+localrule all:
+    input: results/toy/report.txt
+    jobid: 0
+Job stats:
+"""
+
+
+def test_the_dry_run_text_is_read_job_by_job():
+    jobs = parse_dry_run(DRY_RUN)
+    assert [j.rule for j in jobs] == ["late", "report", "all"]
+    assert jobs[1].inputs == ("results/toy/consumer.txt", "results/toy/late.txt")
+    assert jobs[1].outputs == ("results/toy/report.txt",)
+    assert jobs[2].outputs == ()
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+# the run's command; the fixture's first run named two of its files instead of all
+CMD = [sys.executable, "-m", "snakemake", "--cores", "1", "all"]
+
+
+def _toy_run(tmp_path: Path, *made: str) -> Path:
+    """A checkout of the toy workflow (a git repository) whose run made ``made`` and their inputs."""
+    src = tmp_path / "src"
+    (src / "scripts").mkdir(parents=True)
+    (src / "Snakefile").write_text(SNAKEFILE)
+    (src / "scripts" / "step.py").write_text(STEP)
+    _git(src, "init", "-q")
+    _git(src, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "toy")
+    subprocess.run([*CMD[:-1], *made], cwd=src, check=True, capture_output=True)
+    return src
+
+
+@pytest.fixture
+def halfway(tmp_path: Path) -> Path:
+    """The run made the model, its consumer and the data; late and report are left."""
+    return _toy_run(tmp_path, "results/toy/consumer.txt", "results/toy/data.txt")
+
+
+def _fresh_clone(src: Path, dst: Path) -> None:
+    _git(dst.parent, "clone", "-q", str(src), dst.name)
+    # a checkout made later: every tracked file newer than the run's outputs
+    later = time.time() + 60
+    for name in ("Snakefile", "scripts/step.py"):
+        os.utime(dst / name, (later, later))
+
+
+def test_a_packed_run_resumes_in_a_fresh_clone_with_the_same_plan(halfway: Path, tmp_path: Path):
+    archive = tmp_path / "toy.tar.gz"
+    manifest = pack(archive, "toy", CMD, halfway)
+    assert sorted(manifest["planned"]) == ["results/toy/late.txt", "results/toy/report.txt"]
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+    # what the rest reads is carried, the checkpoint whose consumer has run is not
+    assert {"results/toy/data.txt", "results/toy/consumer.txt"} <= names
+    assert not any(n.startswith("results/toy/model") for n in names)
+
+    dst = tmp_path / "dst"
+    _fresh_clone(halfway, dst)
+    assert {out for job in dry_run(CMD, dst) for out in job.outputs} >= {"results/toy/model/done.json"}
+    _, changed = unpack(archive, dst)
+    assert changed == []
+    assert compare_plans(manifest["planned"], dry_run(CMD, dst)) == ([], [])
+    subprocess.run(CMD, cwd=dst, check=True, capture_output=True)
+    assert (dst / "results/toy/report.txt").is_file()
+    assert not (dst / "results/toy/model").exists()  # never remade
+
+
+def test_without_the_scripts_times_the_clone_would_rerun_the_finished_part(halfway: Path, tmp_path: Path):
+    archive = tmp_path / "toy.tar.gz"
+    manifest = pack(archive, "toy", CMD, halfway)
+    dst = tmp_path / "dst"
+    _fresh_clone(halfway, dst)
+    unpack(archive, dst)
+    later = time.time() + 120
+    os.utime(dst / "scripts" / "step.py", (later, later))  # as a checkout after the pack leaves it
+    extra, _ = compare_plans(manifest["planned"], dry_run(CMD, dst))
+    assert "results/toy/consumer.txt" in extra and "results/toy/model/done.json" in extra
+
+
+def test_a_changed_script_keeps_its_time_and_is_named(halfway: Path, tmp_path: Path):
+    archive = tmp_path / "toy.tar.gz"
+    pack(archive, "toy", CMD, halfway)
+    dst = tmp_path / "dst"
+    _fresh_clone(halfway, dst)
+    (dst / "scripts" / "step.py").write_text(STEP + "# changed\n")
+    _, changed = unpack(archive, dst)
+    assert changed == ["scripts/step.py"]
+
+
+def test_unpacking_over_a_run_or_a_non_archive_is_refused(halfway: Path, tmp_path: Path):
+    archive = tmp_path / "toy.tar.gz"
+    pack(archive, "toy", CMD, halfway)
+    with pytest.raises(SystemExit, match="results/toy exists"):
+        unpack(archive, halfway)
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(archive.read_bytes()[:100])
+    with pytest.raises(InputError, match="bad.tar.gz: expected a handover archive"):
+        read_manifest(bad)
+    assert json.loads(json.dumps(read_manifest(archive)))["run"] == "toy"
+
+
+def test_a_model_whose_consumer_is_left_travels_whole(tmp_path: Path):
+    src = _toy_run(tmp_path, "results/toy/model/done.json")
+    archive = tmp_path / "toy.tar.gz"
+    manifest = pack(archive, "toy", CMD, src)
+    assert "results/toy/model" in manifest["carried"]
+    with tarfile.open(archive) as tar:
+        assert "results/toy/model/checkpoint.bin" in tar.getnames()  # read beside the done.json
+
+
+def test_the_command_line_packs_and_unpacks_with_the_plan_checked(halfway: Path, tmp_path: Path, monkeypatch, capsys):
+    archive = tmp_path / "toy.tar.gz"
+    monkeypatch.chdir(halfway)
+    # the run's command after the first --, a -- of its own inside it
+    assert main(["pack", str(archive), "--run", "toy", "--", *CMD[:-1], "--", "all"]) == 0
+    assert "3 jobs left" in capsys.readouterr().out
+    dst = tmp_path / "dst"
+    _fresh_clone(halfway, dst)
+    monkeypatch.chdir(dst)
+    assert main(["unpack", str(archive)]) == 0
+    assert "the plan is the pack's: 3 jobs" in capsys.readouterr().out
+    (dst / "results/toy/data.txt").unlink()  # an archive that lacks a file the rest reads
+    assert main(["unpack", str(archive), "--force"]) == 0  # laid again: the file is back
+    (dst / "results/toy/consumer.txt").unlink()
+    monkeypatch.setattr("xling.handover.unpack", lambda *a, **k: (read_manifest(archive), []))
+    assert main(["unpack", str(archive), "--force"]) == 1
+    assert "planned now, not at the pack: results/toy/consumer.txt" in capsys.readouterr().out
