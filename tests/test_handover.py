@@ -16,6 +16,8 @@ import pytest
 from xling.errors import InputError
 from xling.handover import compare_plans, dry_run, main, pack, parse_dry_run, read_manifest, unpack
 
+pytestmark = pytest.mark.slow  # the tests run Snakemake on a toy workflow (a few seconds a call)
+
 # A model (a big checkpoint beside its done.json) with one consumer, and data for a second job:
 # every step a script, so that a fresh checkout's new script times would rerun them.
 SNAKEFILE = """
@@ -106,10 +108,14 @@ def _toy_run(tmp_path: Path, *made: str) -> Path:
     return src
 
 
-@pytest.fixture
-def halfway(tmp_path: Path) -> Path:
-    """The run made the model, its consumer and the data; late and report are left."""
-    return _toy_run(tmp_path, "results/toy/consumer.txt", "results/toy/data.txt")
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory) -> tuple[Path, Path, dict]:
+    """A run that made the model, its consumer and the data (late and report are left), packed:
+    its checkout, the archive and the manifest. Each test unpacks into a clone of its own."""
+    tmp = tmp_path_factory.mktemp("halfway")
+    src = _toy_run(tmp, "results/toy/consumer.txt", "results/toy/data.txt")
+    archive = tmp / "toy.tar.gz"
+    return src, archive, pack(archive, "toy", CMD, src)
 
 
 def _fresh_clone(src: Path, dst: Path) -> None:
@@ -120,9 +126,8 @@ def _fresh_clone(src: Path, dst: Path) -> None:
         os.utime(dst / name, (later, later))
 
 
-def test_a_packed_run_resumes_in_a_fresh_clone_with_the_same_plan(halfway: Path, tmp_path: Path):
-    archive = tmp_path / "toy.tar.gz"
-    manifest = pack(archive, "toy", CMD, halfway)
+def test_a_packed_run_resumes_in_a_fresh_clone_with_the_same_plan(packed, tmp_path: Path):
+    halfway, archive, manifest = packed
     assert sorted(manifest["planned"]) == ["results/toy/late.txt", "results/toy/report.txt"]
     with tarfile.open(archive) as tar:
         names = set(tar.getnames())
@@ -141,9 +146,8 @@ def test_a_packed_run_resumes_in_a_fresh_clone_with_the_same_plan(halfway: Path,
     assert not (dst / "results/toy/model").exists()  # never remade
 
 
-def test_without_the_scripts_times_the_clone_would_rerun_the_finished_part(halfway: Path, tmp_path: Path):
-    archive = tmp_path / "toy.tar.gz"
-    manifest = pack(archive, "toy", CMD, halfway)
+def test_without_the_scripts_times_the_clone_would_rerun_the_finished_part(packed, tmp_path: Path):
+    halfway, archive, manifest = packed
     dst = tmp_path / "dst"
     _fresh_clone(halfway, dst)
     unpack(archive, dst)
@@ -153,9 +157,8 @@ def test_without_the_scripts_times_the_clone_would_rerun_the_finished_part(halfw
     assert "results/toy/consumer.txt" in extra and "results/toy/model/done.json" in extra
 
 
-def test_a_changed_script_keeps_its_time_and_is_named(halfway: Path, tmp_path: Path):
-    archive = tmp_path / "toy.tar.gz"
-    pack(archive, "toy", CMD, halfway)
+def test_a_changed_script_keeps_its_time_and_is_named(packed, tmp_path: Path):
+    halfway, archive, _ = packed
     dst = tmp_path / "dst"
     _fresh_clone(halfway, dst)
     (dst / "scripts" / "step.py").write_text(STEP + "# changed\n")
@@ -163,9 +166,8 @@ def test_a_changed_script_keeps_its_time_and_is_named(halfway: Path, tmp_path: P
     assert changed == ["scripts/step.py"]
 
 
-def test_unpacking_over_a_run_or_a_non_archive_is_refused(halfway: Path, tmp_path: Path):
-    archive = tmp_path / "toy.tar.gz"
-    pack(archive, "toy", CMD, halfway)
+def test_unpacking_over_a_run_or_a_non_archive_is_refused(packed, tmp_path: Path):
+    halfway, archive, _ = packed
     with pytest.raises(SystemExit, match="results/toy exists"):
         unpack(archive, halfway)
     bad = tmp_path / "bad.tar.gz"
@@ -184,8 +186,8 @@ def test_a_model_whose_consumer_is_left_travels_whole(tmp_path: Path):
         assert "results/toy/model/checkpoint.bin" in tar.getnames()  # read beside the done.json
 
 
-def test_the_command_line_packs_and_unpacks_with_the_plan_checked(halfway: Path, tmp_path: Path, monkeypatch, capsys):
-    archive = tmp_path / "toy.tar.gz"
+def test_the_command_line_packs_and_unpacks_with_the_plan_checked(packed, tmp_path: Path, monkeypatch, capsys):
+    halfway, archive = packed[0], tmp_path / "toy.tar.gz"
     monkeypatch.chdir(halfway)
     # the run's command after the first --, a -- of its own inside it
     assert main(["pack", str(archive), "--run", "toy", "--", *CMD[:-1], "--", "all"]) == 0
