@@ -18,7 +18,8 @@ from xling.handover import compare_plans, dry_run, main, pack, parse_dry_run, re
 
 pytestmark = pytest.mark.slow  # the tests run Snakemake on a toy workflow (a few seconds a call)
 
-# A model (a big checkpoint beside its done.json) with one consumer, and data for a second job:
+# A model (a big checkpoint beside its done.json) with one consumer that reads its folder, data for
+# a second job, and a report that reads the model's done.json alone (as the compute ledger does):
 # every step a script, so that a fresh checkout's new script times would rerun them.
 SNAKEFILE = """
 rule all:
@@ -43,7 +44,7 @@ rule late:
     script: "scripts/step.py"
 
 rule report:
-    input: "results/toy/consumer.txt", "results/toy/late.txt"
+    input: "results/toy/consumer.txt", "results/toy/late.txt", "results/toy/model/done.json"
     output: "results/toy/report.txt"
     script: "scripts/step.py"
 """
@@ -132,8 +133,8 @@ def test_a_packed_run_resumes_in_a_fresh_clone_with_the_same_plan(packed, tmp_pa
     with tarfile.open(archive) as tar:
         names = set(tar.getnames())
     # what the rest reads is carried, the checkpoint whose consumer has run is not
-    assert {"results/toy/data.txt", "results/toy/consumer.txt"} <= names
-    assert not any(n.startswith("results/toy/model") for n in names)
+    assert {"results/toy/data.txt", "results/toy/consumer.txt", "results/toy/model/done.json"} <= names
+    assert "results/toy/model/checkpoint.bin" not in names
 
     dst = tmp_path / "dst"
     _fresh_clone(halfway, dst)
@@ -143,7 +144,7 @@ def test_a_packed_run_resumes_in_a_fresh_clone_with_the_same_plan(packed, tmp_pa
     assert compare_plans(manifest["planned"], dry_run(CMD, dst)) == ([], [])
     subprocess.run(CMD, cwd=dst, check=True, capture_output=True)
     assert (dst / "results/toy/report.txt").is_file()
-    assert not (dst / "results/toy/model").exists()  # never remade
+    assert not (dst / "results/toy/model/checkpoint.bin").exists()  # never remade
 
 
 def test_without_the_scripts_times_the_clone_would_rerun_the_finished_part(packed, tmp_path: Path):
@@ -180,7 +181,7 @@ def test_unpacking_over_a_run_or_a_non_archive_is_refused(packed, tmp_path: Path
 def test_a_model_whose_consumer_is_left_travels_whole(tmp_path: Path):
     src = _toy_run(tmp_path, "results/toy/model/done.json")
     archive = tmp_path / "toy.tar.gz"
-    manifest = pack(archive, "toy", CMD, src)
+    manifest = pack(archive, "toy", CMD, src, folder_readers=("consumer",))
     assert "results/toy/model" in manifest["carried"]
     with tarfile.open(archive) as tar:
         assert "results/toy/model/checkpoint.bin" in tar.getnames()  # read beside the done.json

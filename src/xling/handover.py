@@ -5,8 +5,9 @@ only where its files are. To resume it in another checkout (another machine, a f
 cluster's scratch space), ``pack`` writes one archive with what the rest of the run reads and what
 Snakemake needs to see the finished part as finished, and ``unpack`` puts it back:
 
-- every input of the jobs a dry run still plans (a ``done.json`` stands for its whole folder: the
-  pretraining folder whose checkpoints its consumers read), and every input of the targets;
+- every input of the jobs a dry run still plans, and every input of the targets; where a job of a
+  folder-reading rule (``shared_space``: it reads the interval checkpoints beside the ``done.json``
+  it declares) reads a ``done.json``, its whole folder;
 - the run's logs and benchmark files (the compute ledger and the bundle read the latter), and
   Snakemake's metadata records (the params, code and input each finished file was made with);
 - each tracked file's modification time with its content's sha256: Snakemake reruns a job whose
@@ -46,6 +47,10 @@ MANIFEST = "handover.json"
 METADATA = ".snakemake/metadata"
 # the rules drain holds back by default: each starts a model that would need carrying
 TRAINING_RULES = ("pretrain", "pretrain_mono", "liu_pretrain")
+# the rules whose jobs read a pretraining folder through the done.json they declare
+# (workflow/rules/analysis.smk's shared_space_inputs); the ledger's and the targets' done.json
+# are read alone
+FOLDER_READERS = ("shared_space",)
 
 _RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\S+):$")
 _FIELD = re.compile(r"^    (\w[\w-]*): (.*)$")
@@ -111,10 +116,11 @@ def run_dirs(run: str) -> tuple[str, str, str]:
     return f"results/{run}", f"logs/{run}", f"benchmarks/{run}"
 
 
-def needed_paths(plan: list[PlannedJob], run: str, root: Path) -> list[str]:
+def needed_paths(plan: list[PlannedJob], run: str, root: Path,
+                 folder_readers: tuple[str, ...] = FOLDER_READERS) -> list[str]:
     """The files and folders under the run's folders that the planned jobs read, as paths
-    relative to ``root``; a ``done.json`` brings its folder (the pretraining folder, whose
-    checkpoints its consumers read beside the declared files)."""
+    relative to ``root``; a ``done.json`` that a job of ``folder_readers`` reads brings its folder
+    (the pretraining folder, whose checkpoints it reads beside the declared files)."""
     prefixes = tuple(d + "/" for d in run_dirs(run))
     produced = {out for job in plan for out in job.outputs}
     found: set[str] = set()
@@ -122,7 +128,8 @@ def needed_paths(plan: list[PlannedJob], run: str, root: Path) -> list[str]:
         for path in job.inputs:
             if not path.startswith(prefixes) or path in produced:
                 continue
-            where = Path(path).parent if Path(path).name == "done.json" else Path(path)
+            whole = job.rule in folder_readers and Path(path).name == "done.json"
+            where = Path(path).parent if whole else Path(path)
             if not (root / where).exists():
                 raise SystemExit(f"handover: {path}, an input of a planned {job.rule} job, does not exist "
                                  f"and no planned job makes it")
@@ -152,12 +159,13 @@ def _commit(root: Path) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else "unknown"
 
 
-def pack(archive: Path, run: str, snakemake: list[str], root: Path) -> dict[str, object]:
+def pack(archive: Path, run: str, snakemake: list[str], root: Path,
+         folder_readers: tuple[str, ...] = FOLDER_READERS) -> dict[str, object]:
     """Write ``archive`` (a .tar.gz, through a temporary file) for resuming ``run`` elsewhere."""
     plan = dry_run(snakemake, root)
     if not plan:
         raise SystemExit("handover: the dry run plans nothing: the run has finished, publish its bundle instead")
-    paths = needed_paths(plan, run, root)
+    paths = needed_paths(plan, run, root, folder_readers)
     paths += [d for d in run_dirs(run)[1:] if (root / d).is_dir()]
     if (root / METADATA).is_dir():
         paths.append(METADATA)
@@ -260,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("pack", help="write the archive of an unfinished run; after --, the run's snakemake command")
     p.add_argument("archive", type=Path)
     p.add_argument("--run", required=True, help="the config's run_name (results/<run>/)")
+    p.add_argument("--folder-readers", nargs="*", default=list(FOLDER_READERS),
+                   help="rules whose jobs read the folder of a done.json they declare")
     u = sub.add_parser("unpack", help="lay an archive's files into this checkout and check the plan")
     u.add_argument("archive", type=Path)
     u.add_argument("--force", action="store_true")
@@ -274,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path.cwd()
     try:
         if args.cmd == "pack":
-            manifest = pack(args.archive, args.run, _command(snakemake), root)
+            manifest = pack(args.archive, args.run, _command(snakemake), root, tuple(args.folder_readers))
             size = args.archive.stat().st_size / 2**20
             print(f"{args.archive}: {size:.1f} MiB, {len(manifest['carried'])} paths, "
                   f"{manifest['planned_jobs']} jobs left (commit {manifest['commit'][:7]})")
