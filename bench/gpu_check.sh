@@ -36,7 +36,9 @@
 #
 # A call carries at most 64 MiB: the tests' wheels (.whl, ~41 MiB) and the demo's (.whl-demo, ~33
 # MiB) do not travel together, so a window is two calls on one warm machine; the second finds the
-# first's unpacked packages in WORK and adds its own (each call: setup + its parts + summary):
+# first's unpacked packages in WORK and adds its own (each call: setup + its parts + summary).
+# The checkout travels too: a run's handover archive in results-unfinished/ (demo-full's ~17 MiB)
+# leaves too little beside .whl, so move that folder out of the checkout for the window, then back.
 #   call 1: carry [".whl"],      PARTS="tests"                       20 + 240 + 5 = 265 s
 #   call 2: carry [".whl-demo"], PARTS="workflow pretrain ab"        20 + 300 + 140 + 90 + 5 = 555 s
 # (a 15-minute window holds both only if the machine starts quickly: BUDGET=<seconds left> bounds

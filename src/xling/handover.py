@@ -40,6 +40,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from xling.errors import InputError
 
@@ -139,10 +140,10 @@ def needed_paths(plan: list[PlannedJob], run: str, root: Path,
     return [p for p in kept if not any(p.startswith(q + "/") for q in kept if q != p)]
 
 
-def tracked_files(root: Path) -> dict[str, dict[str, object]]:
+def tracked_files(root: Path) -> dict[str, dict[str, Any]]:
     """Each tracked file of the checkout: its content's sha256 and its modification time."""
     names = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
-    out: dict[str, dict[str, object]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name in filter(None, names.decode().split("\0")):
         path = root / name
         if path.is_file() and not path.is_symlink():
@@ -160,7 +161,7 @@ def _commit(root: Path) -> str:
 
 
 def pack(archive: Path, run: str, snakemake: list[str], root: Path,
-         folder_readers: tuple[str, ...] = FOLDER_READERS) -> dict[str, object]:
+         folder_readers: tuple[str, ...] = FOLDER_READERS) -> dict[str, Any]:
     """Write ``archive`` (a .tar.gz, through a temporary file) for resuming ``run`` elsewhere."""
     plan = dry_run(snakemake, root)
     if not plan:
@@ -196,7 +197,7 @@ def pack(archive: Path, run: str, snakemake: list[str], root: Path,
     return manifest
 
 
-def read_manifest(archive: Path) -> dict:
+def read_manifest(archive: Path) -> dict[str, Any]:
     """The manifest ``pack`` wrote first in ``archive`` (one error naming the file if it is not one)."""
     try:
         with tarfile.open(archive, "r:gz") as tar:
@@ -209,7 +210,7 @@ def read_manifest(archive: Path) -> dict:
                          str(err)) from err
 
 
-def unpack(archive: Path, root: Path, force: bool = False) -> tuple[dict, list[str]]:
+def unpack(archive: Path, root: Path, force: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Put ``archive``'s files back under ``root``; returns the manifest and the tracked files whose
     content changed since the pack (their times are left as they are)."""
     manifest = read_manifest(archive)
