@@ -1,4 +1,4 @@
-"""Move an unfinished run to another checkout (``make handover-pack`` / ``handover-unpack``).
+"""Move an unfinished run to another checkout (``python -m xling.handover drain|pack|unpack``).
 
 A long run (``make demo-full``) that has to stop before its end resumes with the same command
 only where its files are. To resume it in another checkout (another machine, a fresh clone, a
@@ -29,7 +29,6 @@ intermediate state, so it does not do this.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 import os
@@ -37,12 +36,13 @@ import re
 import subprocess
 import sys
 import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from xling.download.fetch import sha256_file
 from xling.errors import InputError
+from xling.io import atomic_write
 
 MANIFEST = "handover.json"
 METADATA = ".snakemake/metadata"
@@ -96,10 +96,17 @@ def _paths(value: str) -> tuple[str, ...]:
     return tuple(p for p in (s.strip() for s in value.split(", ")) if p)
 
 
+def split_at_dashes(words: list[str]) -> tuple[list[str], list[str]]:
+    """The words before the first ``--`` and those after it (all before, none after, if none)."""
+    cut = words.index("--") if "--" in words else len(words)
+    return words[:cut], words[cut + 1:]
+
+
 def dry_run(snakemake: list[str], cwd: Path) -> list[PlannedJob]:
     """The jobs ``snakemake`` (a command line, without -n) would run in ``cwd``."""
-    cut = snakemake.index("--") if "--" in snakemake else len(snakemake)  # options before the targets
-    proc = subprocess.run([*snakemake[:cut], "-n", *snakemake[cut:]], cwd=cwd, capture_output=True, text=True)
+    options, targets = split_at_dashes(snakemake)
+    after = ["--", *targets] if "--" in snakemake else []
+    proc = subprocess.run([*options, "-n", *after], cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"handover: the dry run failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}"
                          f"{proc.stderr[-2000:]}")
@@ -147,12 +154,8 @@ def tracked_files(root: Path) -> dict[str, dict[str, Any]]:
     for name in filter(None, names.decode().split("\0")):
         path = root / name
         if path.is_file() and not path.is_symlink():
-            out[name] = {"sha256": _sha256(path), "mtime_ns": path.stat().st_mtime_ns}
+            out[name] = {"sha256": sha256_file(path), "mtime_ns": path.stat().st_mtime_ns}
     return out
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _commit(root: Path) -> str:
@@ -179,21 +182,13 @@ def pack(archive: Path, run: str, snakemake: list[str], root: Path,
         "carried": sorted(paths),
         "tracked": tracked_files(root),
     }
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=archive.parent, suffix=".part")
-    os.close(fd)
-    try:
-        with tarfile.open(tmp, "w:gz") as tar:
-            data = json.dumps(manifest, indent=1, sort_keys=True).encode()
-            info = tarfile.TarInfo(MANIFEST)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-            for path in sorted(paths):
-                tar.add(root / path, arcname=path)  # a folder with all it holds, times kept
-        os.replace(tmp, archive)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_write(archive, "wb") as fh, tarfile.open(fileobj=fh, mode="w:gz") as tar:
+        data = json.dumps(manifest, indent=1, sort_keys=True).encode()
+        info = tarfile.TarInfo(MANIFEST)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        for path in sorted(paths):
+            tar.add(root / path, arcname=path)  # a folder with all it holds, times kept
     return manifest
 
 
@@ -229,7 +224,7 @@ def unpack(archive: Path, root: Path, force: bool = False) -> tuple[dict[str, An
         path = root / name
         if not path.is_file():
             continue
-        if _sha256(path) == rec["sha256"]:
+        if sha256_file(path) == rec["sha256"]:
             os.utime(path, ns=(path.stat().st_atime_ns, int(rec["mtime_ns"])))
         else:
             changed.append(name)
@@ -252,15 +247,10 @@ def drain(snakemake: list[str], root: Path, hold: tuple[str, ...]) -> int:
         if not ready:
             return ran
         targets = sorted({out for job in ready for out in job.outputs})
-        proc = subprocess.run([*_without_targets(snakemake), "--", *targets], cwd=root)
+        proc = subprocess.run([*split_at_dashes(snakemake)[0], "--", *targets], cwd=root)
         if proc.returncode != 0:
             raise SystemExit(f"handover: the drain's snakemake failed (exit {proc.returncode})")
         ran += len(ready)
-
-
-def _without_targets(snakemake: list[str]) -> list[str]:
-    """The command line before its ``--`` (the targets after it are replaced)."""
-    return snakemake[: snakemake.index("--")] if "--" in snakemake else snakemake
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,9 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--hold", nargs="*", default=list(TRAINING_RULES))
     words = list(sys.argv[1:] if argv is None else argv)
     # the run's snakemake command follows the first --, untouched (it may hold options and a -- of its own)
-    cut = words.index("--") if "--" in words else len(words)
-    args = ap.parse_args(words[:cut])
-    snakemake = words[cut + 1:]
+    own, snakemake = split_at_dashes(words)
+    args = ap.parse_args(own)
     root = Path.cwd()
     try:
         if args.cmd == "pack":
