@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 
 from xling.errors import InputError
-from xling.handover import compare_plans, dry_run, main, pack, parse_dry_run, read_manifest, unpack
+from xling.handover import (
+    PlannedJob,
+    compare_plans,
+    dry_run,
+    main,
+    needed_paths,
+    pack,
+    parse_dry_run,
+    read_manifest,
+    unpack,
+)
 
 pytestmark = pytest.mark.slow  # the tests run Snakemake on a toy workflow (a few seconds a call)
 
@@ -181,7 +191,7 @@ def test_unpacking_over_a_run_or_a_non_archive_is_refused(packed, tmp_path: Path
 def test_a_model_whose_consumer_is_left_travels_whole(tmp_path: Path):
     src = _toy_run(tmp_path, "results/toy/model/done.json")
     archive = tmp_path / "toy.tar.gz"
-    manifest = pack(archive, "toy", CMD, src, folder_readers=("consumer",))
+    manifest = pack(archive, "toy", CMD, src, folder_readers={"consumer": ("done.json",)})
     assert "results/toy/model" in manifest["carried"]
     with tarfile.open(archive) as tar:
         assert "results/toy/model/checkpoint.bin" in tar.getnames()  # read beside the done.json
@@ -204,3 +214,35 @@ def test_the_command_line_packs_and_unpacks_with_the_plan_checked(packed, tmp_pa
     monkeypatch.setattr("xling.handover.unpack", lambda *a, **k: (read_manifest(archive), []))
     assert main(["unpack", str(archive), "--force"]) == 1
     assert "planned now, not at the pack: results/toy/consumer.txt" in capsys.readouterr().out
+
+
+def test_a_pretraining_left_to_run_carries_the_data_beside_its_dictionary(tmp_path: Path):
+    # the pipeline's pretraining declares bin/<setting>/<pair>/dict.txt and reads the binarised
+    # shards beside it (a resumed demo-full failed on a missing en/valid.bin without them)
+    data = tmp_path / "results/toy/bin/default/en-fr"
+    (data / "en").mkdir(parents=True)
+    (data / "dict.txt").write_text("a 1\n")
+    (data / "en" / "valid.bin").write_bytes(b"x")
+    plan = [PlannedJob("pretrain", ("results/toy/bin/default/en-fr/dict.txt",), ("results/toy/m/done.json",)),
+            PlannedJob("finetune_grid_ner", ("results/toy/bin/default/en-fr/dict.txt",), ("results/toy/ner.json",))]
+    assert needed_paths(plan, "toy", tmp_path) == ["results/toy/bin/default/en-fr"]
+    # a fine-tuning reads the dictionary alone
+    assert needed_paths(plan[1:], "toy", tmp_path) == ["results/toy/bin/default/en-fr/dict.txt"]
+
+
+def test_any_reader_of_a_bpe_manifest_carries_the_codes_beside_it(tmp_path: Path):
+    # bpe.json names its codes files by their names in its folder (a resumed fine-tuning failed on
+    # a missing codes.en without them)
+    bpe = tmp_path / "results/toy/bpe/no_anchors/en-fr"
+    bpe.mkdir(parents=True)
+    (bpe / "bpe.json").write_text('{"codes": {"en": "codes.en"}}')
+    (bpe / "codes.en").write_text("a b\n")
+    manifest = "results/toy/bpe/no_anchors/en-fr/bpe.json"
+    plan = [PlannedJob("finetune_grid_parsing", (manifest,), ("results/toy/p.json",))]
+    assert needed_paths(plan, "toy", tmp_path) == ["results/toy/bpe/no_anchors/en-fr"]
+
+
+def test_a_folder_reader_not_written_rule_equals_file_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["pack", "x.tar.gz", "--run", "toy", "--folder-readers", "shared_space", "--", "snakemake"])
+    assert "expected RULE=FILE" in capsys.readouterr().err

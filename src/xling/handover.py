@@ -6,8 +6,9 @@ cluster's scratch space), ``pack`` writes one archive with what the rest of the 
 Snakemake needs to see the finished part as finished, and ``unpack`` puts it back:
 
 - every input of the jobs a dry run still plans, and every input of the targets; where a job of a
-  folder-reading rule (``shared_space``: it reads the interval checkpoints beside the ``done.json``
-  it declares) reads a ``done.json``, its whole folder;
+  folder-reading rule reads the file that stands for its folder, the whole folder (``shared_space``
+  reads the interval checkpoints beside the ``done.json`` it declares; a pretraining reads the
+  binarised data beside the ``dict.txt`` it declares);
 - the run's logs and benchmark files (the compute ledger and the bundle read the latter), and
   Snakemake's metadata records (the params, code and input each finished file was made with);
 - each tracked file's modification time with its content's sha256: Snakemake reruns a job whose
@@ -48,10 +49,18 @@ MANIFEST = "handover.json"
 METADATA = ".snakemake/metadata"
 # the rules drain holds back by default: each starts a model that would need carrying
 TRAINING_RULES = ("pretrain", "pretrain_mono", "liu_pretrain")
-# the rules whose jobs read a pretraining folder through the done.json they declare
-# (workflow/rules/analysis.smk's shared_space_inputs); the ledger's and the targets' done.json
-# are read alone
-FOLDER_READERS = ("shared_space",)
+# rule -> the declared inputs that stand for the folder its jobs read ("*": any rule's): shared_space
+# reads a pretraining folder's interval checkpoints (workflow/rules/analysis.smk's
+# shared_space_inputs), a pretraining the binarised data beside its dictionary
+# (workflow/rules/pretrain.smk), every reader of a BPE manifest the codes it names beside it
+# (workflow/rules/bpe.smk); the ledger's and the targets' done.json are read alone
+FOLDER_READERS: dict[str, tuple[str, ...]] = {
+    "shared_space": ("done.json",),
+    "pretrain": ("dict.txt",),
+    "pretrain_mono": ("dict.txt",),
+    "liu_pretrain": ("dict.txt",),
+    "*": ("bpe.json",),
+}
 
 _RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\S+):$")
 _FIELD = re.compile(r"^    (\w[\w-]*): (.*)$")
@@ -125,10 +134,10 @@ def run_dirs(run: str) -> tuple[str, str, str]:
 
 
 def needed_paths(plan: list[PlannedJob], run: str, root: Path,
-                 folder_readers: tuple[str, ...] = FOLDER_READERS) -> list[str]:
+                 folder_readers: dict[str, tuple[str, ...]] = FOLDER_READERS) -> list[str]:
     """The files and folders under the run's folders that the planned jobs read, as paths
-    relative to ``root``; a ``done.json`` that a job of ``folder_readers`` reads brings its folder
-    (the pretraining folder, whose checkpoints it reads beside the declared files)."""
+    relative to ``root``; the file ``folder_readers`` names for a job's rule brings its folder
+    (a pretraining folder whose checkpoints it reads, a data folder beside its dictionary)."""
     prefixes = tuple(d + "/" for d in run_dirs(run))
     produced = {out for job in plan for out in job.outputs}
     found: set[str] = set()
@@ -136,7 +145,7 @@ def needed_paths(plan: list[PlannedJob], run: str, root: Path,
         for path in job.inputs:
             if not path.startswith(prefixes) or path in produced:
                 continue
-            whole = job.rule in folder_readers and Path(path).name == "done.json"
+            whole = Path(path).name in folder_readers.get(job.rule, ()) + folder_readers.get("*", ())
             where = Path(path).parent if whole else Path(path)
             if not (root / where).exists():
                 raise SystemExit(f"handover: {path}, an input of a planned {job.rule} job, does not exist "
@@ -164,7 +173,7 @@ def _commit(root: Path) -> str:
 
 
 def pack(archive: Path, run: str, snakemake: list[str], root: Path,
-         folder_readers: tuple[str, ...] = FOLDER_READERS) -> dict[str, Any]:
+         folder_readers: dict[str, tuple[str, ...]] = FOLDER_READERS) -> dict[str, Any]:
     """Write ``archive`` (a .tar.gz, through a temporary file) for resuming ``run`` elsewhere."""
     plan = dry_run(snakemake, root)
     if not plan:
@@ -259,8 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("pack", help="write the archive of an unfinished run; after --, the run's snakemake command")
     p.add_argument("archive", type=Path)
     p.add_argument("--run", required=True, help="the config's run_name (results/<run>/)")
-    p.add_argument("--folder-readers", nargs="*", default=list(FOLDER_READERS),
-                   help="rules whose jobs read the folder of a done.json they declare")
+    p.add_argument("--folder-readers", nargs="*", type=_rule_file, metavar="RULE=FILE",
+                   default=[(rule, name) for rule, names in FOLDER_READERS.items() for name in names],
+                   help="a rule (* for any) whose jobs read the whole folder of the FILE they declare")
     u = sub.add_parser("unpack", help="lay an archive's files into this checkout and check the plan")
     u.add_argument("archive", type=Path)
     u.add_argument("--force", action="store_true")
@@ -274,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path.cwd()
     try:
         if args.cmd == "pack":
-            manifest = pack(args.archive, args.run, _command(snakemake), root, tuple(args.folder_readers))
+            manifest = pack(args.archive, args.run, _command(snakemake), root, _readers(args.folder_readers))
             size = args.archive.stat().st_size / 2**20
             print(f"{args.archive}: {size:.1f} MiB, {len(manifest['carried'])} paths, "
                   f"{manifest['planned_jobs']} jobs left (commit {manifest['commit'][:7]})")
@@ -301,6 +311,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"handover: {err}", file=sys.stderr)
         return 2
     return 0
+
+
+def _rule_file(word: str) -> tuple[str, str]:
+    rule, sep, name = word.partition("=")
+    if not (sep and rule and name):
+        raise argparse.ArgumentTypeError(f"{word!r}: expected RULE=FILE (for example shared_space=done.json)")
+    return rule, name
+
+
+def _readers(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for rule, name in pairs:
+        out[rule] = out.get(rule, ()) + (name,)
+    return out
 
 
 def _command(words: list[str]) -> list[str]:
