@@ -29,9 +29,9 @@ venv:
 demo: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml $(CONFIG) $(GPU_ARGS) --cores $(CORES) all
 
-# The testbed with 4,000-update models (the length English chose) and 3 pretraining seeds (planned at
-# ~2-2.5 h on 2 idle cores, measured 1 h 40 min once its data are built and 2 h 21 min from nothing;
-# docs/demo.md; its published bundle: results-published/demo_full/)
+# The testbed with 4,000-update models (the length English chose) and 3-15 pretraining seeds a row (48
+# models; with `make bundle CONFIG=config/demo_full.yaml` 417 jobs, measured 7 h 20 min of wall over
+# four sessions on 2 idle cores; docs/demo.md; its published bundle: results-published/demo_full/)
 demo-full: venv
 	$(SNAKEMAKE) --profile profiles/local --configfile config/demo.yaml config/demo_full.yaml $(CONFIG) $(GPU_ARGS) \
 		--cores $(CORES) all

@@ -74,9 +74,6 @@ SKIPPED = {
                              "from deb.debian.org (tests/test_workflow_real_plan.py plans it)",
     "xling.handover pack": "packs a run stopped halfway (make demo-full's is hours of training); "
                            "tests/test_handover.py packs, unpacks and plans a toy workflow stopped halfway",
-    "xling.handover unpack results-unfinished": "lays the unfinished demo-full run into the checkout and resumes "
-                                                "it, hours on 2 cores (tests/test_handover.py unpacks and plans a "
-                                                "toy run stopped halfway)",
     "gpu_node_wheels.sh demo": "downloads make demo's ~33 MiB of wheels for the GPU machine, minutes (the same "
                                "script's tests group runs here: docs/benchmarks.md's block above it)",
 }
