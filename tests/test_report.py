@@ -189,3 +189,36 @@ def test_a_part_of_table1_is_the_whole_table_restricted_and_beside_the_paper(fin
             for r in csv.DictReader((tmp_path / "pair.csv").open(encoding="utf-8"))}
     assert {c for _, _, c in pair} == {"fr", "delta"}
     assert float(pair[("no_anchors", "xnli", "delta")]["reproduced"]) == pytest.approx(59.5 - 71.0)
+
+
+def _counts_table(reps: dict[tuple[str, str], int]):
+    """A one-task Table 1 whose (setting, pair) cells have the given numbers of replicates."""
+    from xling.report.aggregate import Aggregate, build_table1
+
+    agg = {(s, p, "parsing"): Aggregate(50.0 + n, n, tuple(50.0 + n + i for i in range(n))) for (s, p), n in reps.items()}
+    pairs = sorted({p for _, p in reps})
+    return build_table1(agg, SETTINGS, LABELS, pairs, ["parsing"])
+
+
+def test_the_footnote_says_each_rows_or_columns_replicates():
+    """The ± footnote names the number of replicates each cell's interval stands on: one number when
+    all agree; else by row (demo-full: 15 No anchors seeds, 5 of the others), by column (the real
+    study: 5 seeds on en-fr, 2 on en-de), or by cell; a cell with one replicate has no ± to count."""
+    from xling.report.render import interval_note
+
+    same = _counts_table({("default", "en-fr"): 3, ("no_anchors", "en-fr"): 3, ("sep_l1_6", "en-fr"): 1})
+    assert "95% interval over 3 replicates (Student's t" in interval_note(same)
+
+    rows = _counts_table({("default", "en-fr"): 5, ("no_anchors", "en-fr"): 15, ("sep_l1_6", "en-fr"): 5,
+                          ("default", "en-de"): 5, ("no_anchors", "en-de"): 15})
+    assert ("95% interval over the replicates, 15 for No anchors; 5 for Default and Sep L1-6 (Student's t"
+            in interval_note(rows))
+
+    cols = _counts_table({(s, "en-fr"): 5 for s in SETTINGS} | {(s, "en-de"): 2 for s in SETTINGS})
+    assert ("over the replicates, 5 for Parsing (LAS) fr; 2 for Parsing (LAS) de (Student's t"
+            in interval_note(cols))
+
+    cells = _counts_table({("default", "en-fr"): 5, ("default", "en-de"): 2, ("no_anchors", "en-fr"): 2,
+                           ("no_anchors", "en-de"): 3})
+    assert ("over the replicates, 5 for Default (Parsing (LAS) fr); 3 for No anchors (Parsing (LAS) de); "
+            "2 for Default (Parsing (LAS) de) and No anchors (Parsing (LAS) fr) (Student's t") in interval_note(cells)

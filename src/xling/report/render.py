@@ -46,13 +46,45 @@ def _cell(t: Table1, setting: str, task: str, lang: str | None, unavailable: str
     return text if iv is None or iv.half_width is None else f"{text}{pm}{iv.half_width:.1f}"
 
 
+def _join(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _replicate_counts(t: Table1) -> str:
+    """Over how many replicates the cells' ± stand: one number when every cell has the same; else
+    each number with the rows it holds for (when a row's cells all have the same), or the columns
+    (when a column's do), or the cells."""
+    cells = {(s, (task, lang)): iv.n for (s, task, lang), iv in t.value_intervals.items()
+             if iv is not None and iv.bounds is not None}
+    counts = sorted(set(cells.values()), reverse=True)
+    if len(counts) <= 1:
+        return f"over {counts[0]} replicates" if counts else "over the replicates"
+
+    def alike(part: int) -> bool:  # part 0: rows, 1: columns
+        return all(len({n for c, n in cells.items() if c[part] == key}) == 1 for key in {c[part] for c in cells})
+
+    def title(col: tuple[str, str | None]) -> str:
+        return _header(t, *col)
+
+    def where(n: int) -> list[str]:
+        group = {c for c, m in cells.items() if m == n}
+        if alike(0):
+            return [t.labels[s] for s in t.settings if any(c[0] == s for c in group)]
+        if alike(1):
+            return [title(col) for col in _columns(t) if any(c[1] == col for c in group)]
+        return [f"{t.labels[s]} ({_join([title(col) for col in _columns(t) if (s, col) in group])})"
+                for s in t.settings if any(c[0] == s for c in group)]
+
+    return "over the replicates, " + "; ".join(f"{n} for {_join(where(n))}" for n in counts)
+
+
 def interval_note(t: Table1) -> str | None:
-    """How the ± were computed, when the table has any."""
+    """How the ± were computed, when the table has any, and over how many replicates."""
     ivs = [*t.value_intervals.values(), *t.delta_intervals.values()]
     if not any(iv is not None and iv.low is not None for iv in ivs):
         return None
-    n = max((iv.n for iv in t.value_intervals.values() if iv is not None), default=0)
-    return (f"± = half-width of the 95% interval over {n} replicates (Student's t for a cell; Welch's for Δ "
+    return (f"± = half-width of the 95% interval {_replicate_counts(t)} (Student's t for a cell; Welch's for Δ "
             "against the baseline). A replicate is a pretraining seed (its fine-tuning seeds averaged), or "
             "a fine-tuning seed when there is one pretraining seed.")
 
