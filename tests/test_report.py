@@ -9,8 +9,8 @@ import pytest
 
 from xling.errors import InputError
 from xling.report import build_report
-from xling.report.aggregate import top_k_mean
-from xling.report.render import fmt_delta, published_table1
+from xling.report.aggregate import Aggregate, build_table1, top_k_mean
+from xling.report.render import fmt_delta, interval_note, published_table1
 
 SETTINGS = ["default", "no_anchors", "sep_l1_6"]
 LABELS = {"default": "Default", "no_anchors": "No anchors", "sep_l1_6": "Sep L1-6"}
@@ -193,9 +193,8 @@ def test_a_part_of_table1_is_the_whole_table_restricted_and_beside_the_paper(fin
 
 def _counts_table(reps: dict[tuple[str, str], int]):
     """A one-task Table 1 whose (setting, pair) cells have the given numbers of replicates."""
-    from xling.report.aggregate import Aggregate, build_table1
-
-    agg = {(s, p, "parsing"): Aggregate(50.0 + n, n, tuple(50.0 + n + i for i in range(n))) for (s, p), n in reps.items()}
+    agg = {(s, p, "parsing"): Aggregate(50.0 + n, n, tuple(50.0 + n + i for i in range(n)))
+           for (s, p), n in reps.items()}
     pairs = sorted({p for _, p in reps})
     return build_table1(agg, SETTINGS, LABELS, pairs, ["parsing"])
 
@@ -204,8 +203,6 @@ def test_the_footnote_says_each_rows_or_columns_replicates():
     """The ± footnote names the number of replicates each cell's interval stands on: one number when
     all agree; else by row (demo-full: 15 No anchors seeds, 5 of the others), by column (the real
     study: 5 seeds on en-fr, 2 on en-de), or by cell; a cell with one replicate has no ± to count."""
-    from xling.report.render import interval_note
-
     same = _counts_table({("default", "en-fr"): 3, ("no_anchors", "en-fr"): 3, ("sep_l1_6", "en-fr"): 1})
     assert "95% interval over 3 replicates (Student's t" in interval_note(same)
 
