@@ -64,16 +64,15 @@ def _replicate_counts(t: Table1) -> str:
     def alike(part: int) -> bool:  # part 0: rows, 1: columns
         return all(len({n for c, n in cells.items() if c[part] == key}) == 1 for key in {c[part] for c in cells})
 
-    def title(col: tuple[str, str | None]) -> str:
-        return _header(t, *col)
+    by_row, by_column = alike(0), alike(1)
 
     def where(n: int) -> list[str]:
         group = {c for c, m in cells.items() if m == n}
-        if alike(0):
+        if by_row:
             return [t.labels[s] for s in t.settings if any(c[0] == s for c in group)]
-        if alike(1):
-            return [title(col) for col in _columns(t) if any(c[1] == col for c in group)]
-        return [f"{t.labels[s]} ({_join([title(col) for col in _columns(t) if (s, col) in group])})"
+        if by_column:
+            return [_header(t, *col) for col in _columns(t) if any(c[1] == col for c in group)]
+        return [f"{t.labels[s]} ({_join([_header(t, *col) for col in _columns(t) if (s, col) in group])})"
                 for s in t.settings if any(c[0] == s for c in group)]
 
     return "over the replicates, " + "; ".join(f"{n} for {_join(where(n))}" for n in counts)
